@@ -1,0 +1,37 @@
+# Two commands: `make lab` (set up if needed, open the course) and `make test` (set up if needed, run every test).
+# Set-up is a virtual environment in .venv, made once and refreshed when pyproject.toml changes.
+# On Linux without a GPU, `make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu` avoids the large CUDA build.
+PYTHON ?= python3
+VENV ?= .venv
+TORCH_INDEX ?=
+PY := $(VENV)/bin/python
+PIP_EXTRA := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX),)
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+
+.PHONY: lab test test-fast student bench clean
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.lab-installed: pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -e . $(PIP_EXTRA)
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml $(VENV)/.lab-installed
+	$(PY) -m pip install -e '.[test]' $(PIP_EXTRA)
+	touch $@
+
+lab: $(VENV)/.lab-installed
+	$(VENV)/bin/jupyter lab notebooks/00_overview.ipynb
+
+test: $(VENV)/.test-installed
+	$(PY) -m pytest tests notebooks $(NBVAL)
+
+test-fast: $(VENV)/.test-installed   ## library tests only, no notebooks
+	$(PY) -m pytest tests
+
+student: $(VENV)/.lab-installed      ## student copies of the notebooks, solutions removed, in student/
+	$(PY) -m mlm_lib.student notebooks student
+
+clean:
+	rm -rf $(VENV) student .pytest_cache

@@ -1,0 +1,71 @@
+"""Scaled dot-product attention, written out, and multi-head attention built on it.
+
+Every position asks a question (query), every position offers an answer key and a value; a position's
+output is the average of all values, weighted by how well its query matches each key. Dividing the dot
+products by sqrt(d) keeps their spread near 1 whatever the head size, so the softmax does not saturate
+into a one-hot choice with vanishing gradients.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def padding_bias(attention_mask: torch.Tensor | None, dtype=torch.float32) -> torch.Tensor | None:
+    """Turn a (batch, length) mask of 1 = real token / 0 = padding into an additive (batch, 1, 1, length) bias.
+
+    Padding keys get a huge negative score, so after the softmax no query attends to them. The most
+    negative float (as Hugging Face does) rather than -inf keeps an all-padding row finite.
+    """
+    if attention_mask is None:
+        return None
+    keep = attention_mask.to(torch.bool)[:, None, None, :]
+    return torch.zeros(keep.shape, dtype=dtype).masked_fill(~keep, torch.finfo(dtype).min)
+
+
+def scaled_dot_product_attention(q, k, v, bias=None, dropout_p: float = 0.0, training: bool = False):
+    """softmax(q kᵀ / sqrt(d) + bias) v, the textbook way. Returns (output, attention weights).
+
+    q, k, v: (..., length, d). bias: broadcastable to (..., length, length), e.g. from `padding_bias`.
+    """
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if bias is not None:
+        scores = scores + bias
+    weights = scores.softmax(dim=-1)
+    return F.dropout(weights, dropout_p, training) @ v, weights
+
+
+class MultiHeadAttention(nn.Module):
+    """Several attention heads side by side, each looking at its own d_model / n_heads slice.
+
+    `fused=True` calls `torch.nn.functional.scaled_dot_product_attention` (one optimised kernel);
+    `fused=False` uses the written-out version above. Both give the same numbers; only the explicit one
+    can hand back the attention weights, so `return_weights=True` always takes that path.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, fused: bool = True):
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads}).")
+        self.n_heads, self.d_head, self.dropout, self.fused = n_heads, d_model // n_heads, dropout, fused
+        self.query = nn.Linear(d_model, d_model)
+        self.key = nn.Linear(d_model, d_model)
+        self.value = nn.Linear(d_model, d_model)
+        self.output = nn.Linear(d_model, d_model)
+
+    def _split(self, x):  # (batch, length, d_model) -> (batch, heads, length, d_head)
+        return x.view(x.size(0), x.size(1), self.n_heads, self.d_head).transpose(1, 2)
+
+    def forward(self, x, bias=None, return_weights: bool = False):
+        q, k, v = self._split(self.query(x)), self._split(self.key(x)), self._split(self.value(x))
+        p = self.dropout if self.training else 0.0
+        weights = None
+        if self.fused and not return_weights:
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p)
+        else:
+            out, weights = scaled_dot_product_attention(q, k, v, bias, p, self.training)
+        out = self.output(out.transpose(1, 2).reshape(x.shape))
+        return (out, weights) if return_weights else out

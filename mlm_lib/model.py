@@ -1,0 +1,243 @@
+"""BERT for masked language modelling, as published, small enough to train on a CPU.
+
+embeddings (word + position + token type, then LayerNorm)
+  -> n_layers x [attention -> add & LayerNorm -> feed-forward (GELU) -> add & LayerNorm]   (post-LN)
+  -> MLM head: dense -> GELU -> LayerNorm -> decoder whose weight *is* the word-embedding matrix, + bias
+
+This is exactly Hugging Face's `BertForMaskedLM`; `to_hf` / `from_hf` move weights both ways, and a
+test checks the logits agree. `pre_ln=True` gives the pre-LayerNorm variant (LayerNorm before each
+sub-layer and once at the end), which trains more stably at high learning rates but is not BERT.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .attention import MultiHeadAttention, padding_bias
+
+
+@dataclass
+class BertConfig:
+    vocab_size: int
+    d_model: int = 128        # width of every token's vector ("hidden size")
+    n_layers: int = 4
+    n_heads: int = 8
+    d_ff: int = 512           # width of the feed-forward layer, 4 x d_model in BERT
+    max_len: int = 512        # longest sequence the position embeddings cover
+    type_vocab_size: int = 2  # segment A / B, for sentence pairs
+    dropout: float = 0.1
+    layer_norm_eps: float = 1e-12
+    pad_id: int = 0
+    pre_ln: bool = False
+    fused_attention: bool = True
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+class Embeddings(nn.Module):
+    """A token's vector = what it is + where it is + which segment it belongs to, then LayerNorm."""
+
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.word = nn.Embedding(c.vocab_size, c.d_model, padding_idx=c.pad_id)
+        self.position = nn.Embedding(c.max_len, c.d_model)
+        self.token_type = nn.Embedding(c.type_vocab_size, c.d_model)
+        self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
+        self.dropout = nn.Dropout(c.dropout)
+
+    def forward(self, ids, token_type_ids=None):
+        positions = torch.arange(ids.size(1), device=ids.device)
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(ids)
+        x = self.word(ids) + self.position(positions) + self.token_type(token_type_ids)
+        return self.dropout(self.norm(x))
+
+
+class EncoderLayer(nn.Module):
+    """Attention lets positions exchange information; the feed-forward then works on each one alone."""
+
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.pre_ln = c.pre_ln
+        self.attention = MultiHeadAttention(c.d_model, c.n_heads, c.dropout, fused=c.fused_attention)
+        self.attention_norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
+        self.ff_in = nn.Linear(c.d_model, c.d_ff)
+        self.ff_out = nn.Linear(c.d_ff, c.d_model)
+        self.ff_norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
+        self.dropout = nn.Dropout(c.dropout)
+
+    def feed_forward(self, x):
+        return self.dropout(self.ff_out(F.gelu(self.ff_in(x))))
+
+    def forward(self, x, bias=None, return_weights: bool = False):
+        if self.pre_ln:
+            a = self.attention(self.attention_norm(x), bias, return_weights)
+            attn, weights = a if return_weights else (a, None)
+            x = x + self.dropout(attn)
+            x = x + self.feed_forward(self.ff_norm(x))
+        else:  # post-LN, as in BERT
+            a = self.attention(x, bias, return_weights)
+            attn, weights = a if return_weights else (a, None)
+            x = self.attention_norm(x + self.dropout(attn))
+            x = self.ff_norm(x + self.feed_forward(x))
+        return (x, weights) if return_weights else x
+
+
+class MLMHead(nn.Module):
+    """Hidden vector -> a score for every token of the vocabulary.
+
+    The decoder reuses the word-embedding matrix (weight tying): a token's input vector and the vector
+    its prediction is compared against are the same, which saves vocab x d_model parameters and gives
+    rare tokens the gradient signal of both ends.
+    """
+
+    def __init__(self, c: BertConfig, word_embedding: nn.Embedding):
+        super().__init__()
+        self.dense = nn.Linear(c.d_model, c.d_model)
+        self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
+        self.word_embedding = word_embedding  # shared, not a copy
+        self.bias = nn.Parameter(torch.zeros(c.vocab_size))
+
+    def forward(self, h):
+        h = self.norm(F.gelu(self.dense(h)))
+        return F.linear(h, self.word_embedding.weight, self.bias)
+
+
+class BertForMLM(nn.Module):
+    def __init__(self, config: BertConfig):
+        super().__init__()
+        self.config = config
+        self.embeddings = Embeddings(config)
+        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_layers))
+        self.final_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.pre_ln else nn.Identity()
+        self.head = MLMHead(config, self.embeddings.word)
+        self.apply(self._init_weights)
+
+    @staticmethod
+    def _init_weights(m):
+        """BERT's initialisation: normal(0, 0.02) weights, zero biases, LayerNorm at identity."""
+        if isinstance(m, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(m.weight, std=0.02)
+        if isinstance(m, nn.Linear) and m.bias is not None:
+            nn.init.zeros_(m.bias)
+        if isinstance(m, nn.Embedding) and m.padding_idx is not None:
+            with torch.no_grad():
+                m.weight[m.padding_idx].zero_()
+
+    def _check(self, ids):
+        if ids.dim() != 2:
+            raise ValueError(f"Expected ids of shape (batch, length), got {tuple(ids.shape)}: use ids[None] for one sequence.")
+        if ids.size(1) > self.config.max_len:
+            raise ValueError(f"Sequence of {ids.size(1)} tokens is longer than max_len={self.config.max_len}: cut it into windows.")
+        if ids.numel() and (ids.min() < 0 or ids.max() >= self.config.vocab_size):
+            raise ValueError(f"Token ids must lie in [0, {self.config.vocab_size}): was the text encoded with this model's tokenizer?")
+
+    def encode(self, ids, attention_mask=None, token_type_ids=None, return_attentions: bool = False):
+        """The encoder's output: one vector per position, (batch, length, d_model)."""
+        self._check(ids)
+        x = self.embeddings(ids, token_type_ids)
+        bias = padding_bias(attention_mask, x.dtype)
+        attentions = []
+        for layer in self.layers:
+            if return_attentions:
+                x, w = layer(x, bias, return_weights=True)
+                attentions.append(w)
+            else:
+                x = layer(x, bias)
+        x = self.final_norm(x)
+        return (x, attentions) if return_attentions else x
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None, positions=None):
+        """Logits over the vocabulary, (batch, length, vocab_size).
+
+        With `positions` (a boolean tensor shaped like `ids`, e.g. `labels != -100`), only those
+        positions go through the MLM head and the result is (n_selected, vocab_size): the loss needs
+        nothing else, and skipping the other 85% saves most of the head's work in training.
+        """
+        h = self.encode(ids, attention_mask, token_type_ids)
+        return self.head(h[positions] if positions is not None else h)
+
+    def attentions(self, ids, attention_mask=None, token_type_ids=None) -> list[torch.Tensor]:
+        """Attention weights of every layer, each (batch, heads, length, length), for plots."""
+        return self.encode(ids, attention_mask, token_type_ids, return_attentions=True)[1]
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+
+# ---- Hugging Face conversion -------------------------------------------------------------------------
+
+def hf_config(config: BertConfig):
+    """The `transformers.BertConfig` describing the same network (built locally, nothing downloaded)."""
+    if config.pre_ln:
+        raise ValueError("Hugging Face's BertForMaskedLM is post-LN: only a model with pre_ln=False can be converted.")
+    from transformers import BertConfig as HFBertConfig
+
+    return HFBertConfig(
+        vocab_size=config.vocab_size, hidden_size=config.d_model, num_hidden_layers=config.n_layers,
+        num_attention_heads=config.n_heads, intermediate_size=config.d_ff, hidden_act="gelu",
+        max_position_embeddings=config.max_len, type_vocab_size=config.type_vocab_size,
+        hidden_dropout_prob=config.dropout, attention_probs_dropout_prob=config.dropout,
+        layer_norm_eps=config.layer_norm_eps, pad_token_id=config.pad_id,
+    )
+
+
+def _name_map(n_layers: int) -> dict[str, str]:
+    """Our parameter names -> Hugging Face's."""
+    names = {
+        "embeddings.word.weight": "bert.embeddings.word_embeddings.weight",
+        "embeddings.position.weight": "bert.embeddings.position_embeddings.weight",
+        "embeddings.token_type.weight": "bert.embeddings.token_type_embeddings.weight",
+        "head.dense.weight": "cls.predictions.transform.dense.weight",
+        "head.dense.bias": "cls.predictions.transform.dense.bias",
+        "head.bias": "cls.predictions.bias",
+    }
+    parts = {"attention.query": "attention.self.query", "attention.key": "attention.self.key",
+             "attention.value": "attention.self.value", "attention.output": "attention.output.dense",
+             "ff_in": "intermediate.dense", "ff_out": "output.dense"}
+    norms = {"embeddings.norm": "bert.embeddings.LayerNorm", "head.norm": "cls.predictions.transform.LayerNorm"}
+    for i in range(n_layers):
+        for ours, theirs in parts.items():
+            for p in ("weight", "bias"):
+                names[f"layers.{i}.{ours}.{p}"] = f"bert.encoder.layer.{i}.{theirs}.{p}"
+        norms[f"layers.{i}.attention_norm"] = f"bert.encoder.layer.{i}.attention.output.LayerNorm"
+        norms[f"layers.{i}.ff_norm"] = f"bert.encoder.layer.{i}.output.LayerNorm"
+    for ours, theirs in norms.items():
+        names[ours + ".weight"], names[ours + ".bias"] = theirs + ".weight", theirs + ".bias"
+    return names
+
+
+def to_hf(model: BertForMLM):
+    """A Hugging Face `BertForMaskedLM` holding this model's weights."""
+    from transformers import BertForMaskedLM
+
+    hf = BertForMaskedLM(hf_config(model.config))
+    ours = model.state_dict()
+    result = hf.load_state_dict({t: ours[mine] for mine, t in _name_map(model.config.n_layers).items()}, strict=False)
+    untouched = [k for k in result.missing_keys if not k.startswith("cls.predictions.decoder.")]  # tied ones
+    if untouched or result.unexpected_keys:
+        raise RuntimeError(f"Weight names did not line up with Hugging Face's: {untouched or result.unexpected_keys}")
+    hf.tie_weights()
+    return hf.eval() if not model.training else hf
+
+
+def from_hf(hf_model) -> BertForMLM:
+    """A `BertForMLM` holding the weights of a Hugging Face `BertForMaskedLM` (GELU, absolute positions)."""
+    c = hf_model.config
+    if c.hidden_act != "gelu" or getattr(c, "position_embedding_type", "absolute") != "absolute":
+        raise ValueError("Only BERT with hidden_act='gelu' and absolute position embeddings can be converted.")
+    config = BertConfig(
+        vocab_size=c.vocab_size, d_model=c.hidden_size, n_layers=c.num_hidden_layers, n_heads=c.num_attention_heads,
+        d_ff=c.intermediate_size, max_len=c.max_position_embeddings, type_vocab_size=c.type_vocab_size,
+        dropout=c.hidden_dropout_prob, layer_norm_eps=c.layer_norm_eps, pad_id=c.pad_token_id or 0,
+    )
+    model = BertForMLM(config)
+    theirs = hf_model.state_dict()
+    result = model.load_state_dict({mine: theirs[t] for mine, t in _name_map(config.n_layers).items()}, strict=False)
+    if result.missing_keys != ["head.word_embedding.weight"]:  # the tied decoder is the word embedding
+        raise RuntimeError(f"Weight names did not line up with Hugging Face's: {result.missing_keys}")
+    return model.train(hf_model.training)

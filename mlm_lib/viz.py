@@ -1,0 +1,130 @@
+"""Pictures for the notebooks: each function returns a matplotlib Figure (or an HTML string for text).
+
+Figures are small (dpi 80) because notebooks are stored with their outputs.
+"""
+from __future__ import annotations
+
+import html
+
+import matplotlib.pyplot as plt
+
+from .masking import MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED
+
+DPI = 80
+OUTCOME_COLOURS = {NOT_SELECTED: None, MASKED: "#f4a261", RANDOM: "#e76f51", UNCHANGED: "#8ab17d"}
+
+
+def _show_char(token: str) -> str:
+    return {"\n": "⏎", " ": "␣"}.get(token, token)
+
+
+def masked_text_html(tokens_in: list[str], tokens_out: list[str], outcome, title: str = "") -> str:
+    """The text as the model sees it, each selected position coloured by its outcome.
+
+    tokens_in: the original tokens; tokens_out: what the model is shown; outcome: codes from masking.
+    Hovering a coloured token shows the original.
+    """
+    spans = []
+    for orig, shown, code in zip(tokens_in, tokens_out, [int(c) for c in outcome]):
+        text = html.escape(_show_char(shown) if code != NOT_SELECTED else shown).replace("\n", "<br>")
+        colour = OUTCOME_COLOURS[code]
+        if colour is None:
+            spans.append(text)
+        else:
+            tip = html.escape(f"{OUTCOME_NAMES[code]}: was {orig!r}")
+            spans.append(f'<span title="{tip}" style="background:{colour};border-radius:3px;padding:0 1px">{text}</span>')
+    legend = " ".join(f'<span style="background:{c};padding:0 4px;border-radius:3px">{OUTCOME_NAMES[k]}</span>'
+                      for k, c in OUTCOME_COLOURS.items() if c)
+    head = f"<b>{html.escape(title)}</b><br>" if title else ""
+    return (f'<div style="font-family:monospace;line-height:1.6">{head}{"".join(spans)}'
+            f'<div style="margin-top:4px;font-size:90%">{legend}</div></div>')
+
+
+def plot_frequencies(counts: dict[str, int], top: int = 40):
+    """Bar chart of the `top` commonest characters."""
+    items = sorted(counts.items(), key=lambda kv: -kv[1])[:top]
+    total = sum(counts.values())
+    fig, ax = plt.subplots(figsize=(10, 3), dpi=DPI)
+    ax.bar(range(len(items)), [n / total for _, n in items], color="#457b9d")
+    ax.set_xticks(range(len(items)), [_show_char(c) for c, _ in items])
+    ax.set_ylabel("share of characters")
+    ax.set_title(f"The {len(items)} commonest of {len(counts)} distinct characters")
+    fig.tight_layout()
+    return fig
+
+
+def plot_attention(weights, labels, title: str = "", ax=None):
+    """Heat map of one (query x key) attention matrix; rows sum to 1."""
+    weights = weights.detach().cpu().numpy() if hasattr(weights, "detach") else weights
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(figsize=(5, 4.5), dpi=DPI)
+    im = ax.imshow(weights, cmap="viridis", vmin=0, vmax=max(float(weights.max()), 1e-9))
+    shown = [_show_char(t) for t in labels]
+    ax.set_xticks(range(len(shown)), shown, fontsize=8)
+    ax.set_yticks(range(len(shown)), shown, fontsize=8)
+    ax.set_xlabel("key (attended to)")
+    ax.set_ylabel("query")
+    ax.set_title(title, fontsize=10)
+    if own:
+        fig.colorbar(im, ax=ax, shrink=0.8)
+        fig.tight_layout()
+        return fig
+    return ax.figure
+
+
+def plot_attention_heads(attn, labels, title: str = ""):
+    """All heads of one layer side by side; attn: (heads, length, length)."""
+    heads = attn.shape[0]
+    cols = min(4, heads)
+    rows = (heads + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.2 * rows), dpi=DPI, squeeze=False)
+    for h, ax in enumerate(axes.flat):
+        if h < heads:
+            plot_attention(attn[h], labels, f"head {h}", ax=ax)
+        else:
+            ax.axis("off")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_history(history: dict, baselines: dict[str, float] | None = None, x: str = "tokens", title: str = ""):
+    """Loss and masked accuracy during training: training batches (thin) and held-out evaluations (dots).
+
+    x: "tokens" (tokens seen) or "seconds" (wall time); baselines: name -> loss, drawn as dashed lines.
+    """
+    fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(10, 3.5), dpi=DPI)
+    xs = history["tokens"] if x == "tokens" else history["seconds"]
+    ex = history["eval_tokens"] if x == "tokens" else history["eval_seconds"]
+    ax_loss.plot(xs, history["loss"], lw=0.8, alpha=0.6, label="training batch")
+    ax_loss.plot(ex, history["val_loss"], "o-", label="held-out")
+    ax_acc.plot(xs, history["accuracy"], lw=0.8, alpha=0.6, label="training batch")
+    ax_acc.plot(ex, history["val_accuracy"], "o-", label="held-out")
+    for i, (name, value) in enumerate((baselines or {}).items()):
+        ax_loss.axhline(value, ls="--", color=f"C{i + 2}", lw=1, label=name)
+    ax_loss.set_ylabel("masked loss (nats)")
+    ax_acc.set_ylabel("masked accuracy")
+    for ax in (ax_loss, ax_acc):
+        ax.set_xlabel("tokens seen" if x == "tokens" else "seconds")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_topk(candidates: list[tuple[str, float]], title: str = "", ax=None):
+    """Horizontal bars: the top-k candidate tokens and their probabilities."""
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(figsize=(4, 0.35 * len(candidates) + 0.8), dpi=DPI)
+    names = [repr(_show_char(t)) for t, _ in candidates][::-1]
+    ax.barh(names, [p for _, p in candidates][::-1], color="#2a9d8f")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("probability")
+    ax.set_title(title, fontsize=10)
+    if own:
+        fig.tight_layout()
+    return ax.figure

@@ -1,0 +1,79 @@
+import pytest
+import torch
+
+from mlm_lib.model import BertConfig, BertForMLM, from_hf, to_hf
+
+CONFIG = BertConfig(vocab_size=84, d_model=64, n_layers=3, n_heads=4, d_ff=128, max_len=48, dropout=0.0)
+
+
+def randomise(model):
+    """Non-trivial weights everywhere (LayerNorms included), so a swapped name could not go unnoticed."""
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, 0.3)
+    return model
+
+
+def inputs():
+    ids = torch.randint(0, CONFIG.vocab_size, (3, 40))
+    mask = torch.ones_like(ids)
+    mask[1, 30:] = 0
+    types = torch.zeros_like(ids)
+    types[:, 20:] = 1
+    return ids, mask, types
+
+
+def test_same_logits_as_hugging_face_both_ways():
+    ours = randomise(BertForMLM(CONFIG)).eval()
+    ids, mask, types = inputs()
+    hf = to_hf(ours)
+    with torch.no_grad():
+        expected = hf(input_ids=ids, attention_mask=mask, token_type_ids=types).logits
+        torch.testing.assert_close(ours(ids, mask, types), expected, atol=1e-5, rtol=1e-5)
+        back = from_hf(randomise(hf)).eval()
+        expected = hf(input_ids=ids, attention_mask=mask, token_type_ids=types).logits
+        torch.testing.assert_close(back(ids, mask, types), expected, atol=1e-5, rtol=1e-5)
+    assert back.config == CONFIG
+    assert sum(p.numel() for p in hf.parameters()) == ours.num_parameters()
+
+
+def test_decoder_is_tied_to_word_embeddings():
+    model = BertForMLM(CONFIG)
+    assert model.head.word_embedding.weight is model.embeddings.word.weight
+
+
+def test_positions_give_the_same_logits_as_the_full_output():
+    model = randomise(BertForMLM(CONFIG)).eval()
+    ids = torch.randint(0, CONFIG.vocab_size, (2, 20))
+    chosen = torch.rand(2, 20) < 0.3
+    with torch.no_grad():
+        torch.testing.assert_close(model(ids, positions=chosen), model(ids)[chosen])
+
+
+def test_explicit_attention_model_matches_fused_and_returns_weights():
+    model = randomise(BertForMLM(CONFIG)).eval()
+    ids, mask, _ = inputs()
+    with torch.no_grad():
+        fused = model(ids, mask)
+        attn = model.attentions(ids, mask)
+        for layer in model.layers:
+            layer.attention.fused = False
+        torch.testing.assert_close(model(ids, mask), fused)
+    assert len(attn) == CONFIG.n_layers and attn[0].shape == (3, 4, 40, 40)
+
+
+def test_pre_ln_runs_but_is_not_hf_bert():
+    model = BertForMLM(BertConfig(**{**CONFIG.to_dict(), "pre_ln": True}))
+    assert model(torch.randint(0, 84, (2, 10))).shape == (2, 10, 84)
+    with pytest.raises(ValueError, match="post-LN"):
+        to_hf(model)
+
+
+@pytest.mark.parametrize("ids, match", [
+    (torch.zeros(10, dtype=torch.long), "ids\\[None\\]"),
+    (torch.zeros(1, 49, dtype=torch.long), "longer than max_len"),
+    (torch.full((1, 5), 84), "tokenizer"),
+])
+def test_bad_inputs_explained(ids, match):
+    with pytest.raises(ValueError, match=match):
+        BertForMLM(CONFIG)(ids)

@@ -1,0 +1,122 @@
+import pickle
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from mlm_lib.baselines import unigram_baseline
+from mlm_lib.curriculum import LengthSchedule, fixed, linear, step
+from mlm_lib.model import BertConfig, BertForMLM
+from mlm_lib.training import (TrainConfig, evaluate, load_checkpoint, lr_factor, masked_accuracy, mlm_loss,
+                              save_checkpoint, train)
+
+
+def tiny_model(vocab_size, **kw):
+    return BertForMLM(BertConfig(vocab_size=vocab_size, d_model=32, n_layers=2, n_heads=4, d_ff=64, max_len=64, **kw))
+
+
+def test_loss_and_accuracy_only_count_selected_positions():
+    logits = torch.randn(2, 5, 10)
+    labels = torch.full((2, 5), -100)
+    labels[0, 1], labels[1, 3] = 4, 7
+    expected = F.cross_entropy(torch.stack([logits[0, 1], logits[1, 3]]), torch.tensor([4, 7]))
+    torch.testing.assert_close(mlm_loss(logits, labels), expected)
+    logits[0, 1, 4], logits[1, 3, 2] = 100.0, 100.0  # first right, second wrong
+    logits[0, 0, 0] = 100.0  # an unselected position cannot change anything
+    assert masked_accuracy(logits, labels) == 0.5
+    chosen = labels != -100
+    torch.testing.assert_close(mlm_loss(logits[chosen], labels), mlm_loss(logits, labels))
+
+
+def test_learning_rate_warms_up_then_decays():
+    factors = [lr_factor(s, 10, 100) for s in range(100)]
+    assert factors[0] == pytest.approx(0.1) and factors[9] == pytest.approx(1.0)
+    assert all(a >= b for a, b in zip(factors[9:], factors[10:])) and factors[-1] < 0.02
+
+
+def test_schedules():
+    assert [fixed(64).length_at(p) for p in (0, 0.5, 1)] == [64, 64, 64]
+    assert [step(128, 512, at=0.9).length_at(p) for p in (0, 0.89, 0.9, 1)] == [128, 128, 512, 512]
+    lin = linear(16, 128, until=0.5)
+    lengths = [lin.length_at(p / 100) for p in range(101)]
+    assert lengths[0] == 16 and lengths[50] == 128 and lengths == sorted(lengths)
+    assert all(x % 8 == 0 for x in lengths)
+    assert lin.batch_size_at(0, 4096) == 256 and lin.batch_size_at(1, 4096) == 32  # constant tokens
+    with pytest.raises(ValueError, match="Unknown schedule kind"):
+        LengthSchedule("cosine")
+    with pytest.raises(ValueError, match="short <= long"):
+        linear(64, 16)
+
+
+def test_checkpoint_round_trip_and_refusals(small_tokenizer, tmp_path):
+    model = tiny_model(small_tokenizer.vocab_size).eval()
+    path = tmp_path / "m.pt"
+    save_checkpoint(path, model, small_tokenizer)
+    loaded = load_checkpoint(path)
+    assert loaded.tokenizer == small_tokenizer and loaded.model.config == model.config
+    ids = torch.randint(5, small_tokenizer.vocab_size, (2, 16))
+    with torch.no_grad():
+        torch.testing.assert_close(loaded.model.eval()(ids), model(ids))
+    assert loaded.model.head.word_embedding.weight is loaded.model.embeddings.word.weight
+    other = type(small_tokenizer).from_text("xyz")
+    with pytest.raises(ValueError, match="different vocabulary"):
+        load_checkpoint(path, tokenizer=other)
+    with pytest.raises(ValueError, match="another configuration"):
+        load_checkpoint(path, model=BertForMLM(BertConfig(vocab_size=small_tokenizer.vocab_size, d_model=64)))
+
+
+class Evil:
+    def __reduce__(self):
+        return (print, ("this should never run",))
+
+
+def test_checkpoint_with_arbitrary_objects_is_refused(tmp_path, capsys):
+    path = tmp_path / "evil.pt"
+    torch.save({"format": "mlm_lib-checkpoint-1", "payload": Evil()}, path)
+    with pytest.raises(ValueError, match="can load safely"):
+        load_checkpoint(path)
+    assert "never run" not in capsys.readouterr().out
+    (tmp_path / "junk.pt").write_bytes(pickle.dumps([1, 2]))
+    with pytest.raises(ValueError):
+        load_checkpoint(tmp_path / "junk.pt")
+    with pytest.raises(FileNotFoundError):
+        load_checkpoint(tmp_path / "missing.pt")
+
+
+def test_resume_continues_exactly(small_tokenizer, tmp_path):
+    text = "the quick brown fox jumps over the lazy dog. " * 40
+    ids = small_tokenizer.encode(text)
+    config = TrainConfig(steps=12, tokens_per_batch=256, schedule=linear(8, 32, until=0.5), lr=3e-3,
+                         warmup_steps=3, eval_every=4, eval_windows=16)
+
+    def run(**kw):
+        torch.manual_seed(0)
+        return train(tiny_model(small_tokenizer.vocab_size), small_tokenizer, ids, ids, config, progress=False, **kw)
+
+    whole = run()
+    path = tmp_path / "run.pt"
+    first = run(checkpoint_path=path, stop_at=6)
+    assert first["step"][-1] == 6
+    torch.manual_seed(123)  # a different global RNG state must not matter: it is restored from the file
+    model = tiny_model(small_tokenizer.vocab_size)
+    resumed = train(model, small_tokenizer, ids, ids, config, resume_from=path, progress=False)
+    assert resumed["step"] == whole["step"]
+    assert resumed["loss"] == whole["loss"]  # bit-identical on one CPU
+    assert resumed["val_loss"] == whole["val_loss"]
+    with pytest.raises(ValueError, match="different TrainConfig"):
+        train(model, small_tokenizer, ids, ids, TrainConfig(steps=99), resume_from=path, progress=False)
+
+
+def test_short_real_training_beats_the_unigram_baseline(tokenizer, split_ids):
+    train_ids, val_ids = split_ids
+    baseline = unigram_baseline(train_ids, val_ids, tokenizer.vocab_size)
+    assert 3.0 < baseline["loss"] < 3.6 and 0.1 < baseline["accuracy"] < 0.2  # ~3.3 nats, ~15% (space)
+    torch.manual_seed(0)
+    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, d_model=64, n_layers=2, n_heads=4, d_ff=256,
+                                  max_len=64, dropout=0.0))
+    before = evaluate(model, tokenizer, val_ids, length=32, windows=128)
+    config = TrainConfig(steps=120, tokens_per_batch=2048, schedule=fixed(32), lr=3e-3, warmup_steps=10,
+                         eval_every=120, eval_windows=128)
+    history = train(model, tokenizer, train_ids, val_ids, config, progress=False)
+    assert before["loss"] > baseline["loss"]
+    assert history["val_loss"][-1] < baseline["loss"] - 0.1, (history["val_loss"], baseline)
