@@ -15,7 +15,8 @@ OUTCOME_COLOURS = {NOT_SELECTED: None, MASKED: "#f4a261", RANDOM: "#e76f51", UNC
 
 
 def _show_char(token: str) -> str:
-    return {"\n": "⏎", " ": "␣"}.get(token, token)
+    """Make invisible characters visible, and [MASK] one character wide so the text keeps its shape."""
+    return {"\n": "⏎", " ": "␣", "[MASK]": "█"}.get(token, token)
 
 
 def masked_text_html(tokens_in: list[str], tokens_out: list[str], outcome, title: str = "") -> str:
@@ -34,7 +35,7 @@ def masked_text_html(tokens_in: list[str], tokens_out: list[str], outcome, title
             tip = html.escape(f"{OUTCOME_NAMES[code]}: was {orig!r}")
             spans.append(f'<span title="{tip}" style="background:{colour};border-radius:3px;padding:0 1px">{text}</span>')
     legend = " ".join(f'<span style="background:{c};padding:0 4px;border-radius:3px">{OUTCOME_NAMES[k]}</span>'
-                      for k, c in OUTCOME_COLOURS.items() if c)
+                      for k, c in OUTCOME_COLOURS.items() if c) + " &nbsp;(█ = [MASK], ␣ = space, ⏎ = new line; hover for the original)"
     head = f"<b>{html.escape(title)}</b><br>" if title else ""
     return (f'<div style="font-family:monospace;line-height:1.6">{head}{"".join(spans)}'
             f'<div style="margin-top:4px;font-size:90%">{legend}</div></div>')
