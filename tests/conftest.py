@@ -2,7 +2,6 @@ import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("MPLBACKEND", "Agg")
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

@@ -1,0 +1,85 @@
+"""The notebooks run under papermill with other parameters, and their student versions behave.
+
+(nbval re-runs the stored notebooks as written: `make test` passes `notebooks --nbval`.)
+"""
+import json
+from pathlib import Path
+
+import nbformat
+import papermill
+import pytest
+
+from mlm_lib.student import BEGIN, END, STUB, strip_solutions, student_notebook
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
+
+# Small settings and another seed, so CI checks the notebooks are not tied to their stored values.
+SMALL = {
+    "01_data_and_tokens": {"seed": 1, "window_length": 32, "batch_size": 2},
+    "02_masking": {"seed": 1, "n_check_tokens": 200_000, "passage": "Friends, Romans, countrymen, lend me your ears;"},
+    "03_attention": {"seed": 1},  # its checks need the full 500 steps (about 15 s)
+    "04_encoder": {"seed": 1, "d_model": 32, "n_heads": 2, "d_ff": 64, "length": 16, "batch_size": 2},
+}
+
+
+def _ids(paths):
+    return [p.stem for p in paths]
+
+
+def test_every_notebook_is_covered():
+    assert NOTEBOOKS, "no notebooks found"
+    assert {p.stem for p in NOTEBOOKS} <= set(SMALL), "give each new notebook small papermill parameters in SMALL"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_structure(path):
+    nb = json.loads(path.read_text())
+    assert nb["metadata"]["kernelspec"]["name"] == "python3"
+    tagged = [c for c in nb["cells"] if "parameters" in c.get("metadata", {}).get("tags", [])]
+    assert len(tagged) == 1, "exactly one cell tagged `parameters`"
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1)), "store it executed, top to bottom"
+    assert not any(o.get("output_type") == "error" for c in code for o in c["outputs"])
+    solutions = ["".join(c["source"]).count(BEGIN) for c in code]
+    assert sum(solutions) >= 2, "at least two exercises"
+    assert "## Summary" in "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_runs_under_papermill(path, tmp_path):
+    out = tmp_path / path.name
+    papermill.execute_notebook(str(path), str(out), parameters=SMALL[path.stem], kernel_name="python3",
+                               cwd=str(path.parent), progress_bar=False)
+    nb = nbformat.read(out, as_version=4)
+    injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1
+    exercises = sum(BEGIN in c.source for c in nb.cells if c.cell_type == "code")
+    passed = sum("✓ Correct" in json.dumps(c.get("outputs", []), ensure_ascii=False) for c in nb.cells if c.cell_type == "code")
+    assert passed == exercises  # every exercise's check ran and passed
+
+
+def test_strip_solutions_keeps_indentation_and_rejects_bad_markers():
+    source = f"def f(x):\n    {BEGIN}\n    return x + 1\n    {END}\n\nprint(1)"
+    assert strip_solutions(source) == f"def f(x):\n    {STUB}\n\nprint(1)"
+    with pytest.raises(ValueError, match="without an END"):
+        strip_solutions(f"{BEGIN}\nx = 1")
+    with pytest.raises(ValueError, match="without a BEGIN"):
+        strip_solutions(f"x = 1\n{END}")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_student_version_runs_to_its_first_exercise(path, tmp_path):
+    student = student_notebook(nbformat.read(path, as_version=4))
+    assert BEGIN not in json.dumps(student.cells) and all(not c.get("outputs") for c in student.cells if c.cell_type == "code")
+    first_solution = next(i for i, c in enumerate(student.cells) if c.cell_type == "code" and STUB in c.source)
+    first_check = next(i for i, c in enumerate(student.cells) if i > first_solution and c.cell_type == "code")
+    src = tmp_path / path.name
+    nbformat.write(student, src)
+    with pytest.raises(papermill.PapermillExecutionError) as failure:
+        papermill.execute_notebook(str(src), str(tmp_path / "out.ipynb"), kernel_name="python3",
+                                   cwd=str(path.parent), progress_bar=False)
+    assert failure.value.ename == "ExerciseError", failure.value  # the check rejected the blank answer...
+    assert "Not written yet" in failure.value.evalue
+    ran = nbformat.read(tmp_path / "out.ipynb", as_version=4)
+    offset = sum("injected-parameters" in c.metadata.get("tags", []) for c in ran.cells)
+    assert failure.value.cell_index == first_check + offset  # ...at the first exercise, after all before it ran
