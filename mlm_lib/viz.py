@@ -33,7 +33,8 @@ def masked_text_html(tokens_in: list[str], tokens_out: list[str], outcome, title
             spans.append(text)
         else:
             tip = html.escape(f"{OUTCOME_NAMES[code]}: was {orig!r}")
-            spans.append(f'<span title="{tip}" style="background:{colour};border-radius:3px;padding:0 1px">{text}</span>')
+            look = f"color:{colour}" if code == MASKED else f"background:{colour};border-radius:3px"  # █ in orange
+            spans.append(f'<span title="{tip}" style="{look};padding:0 1px">{text}</span>')
     legend = " ".join(f'<span style="background:{c};padding:0 4px;border-radius:3px">{OUTCOME_NAMES[k]}</span>'
                       for k, c in OUTCOME_COLOURS.items() if c) + " &nbsp;(█ = [MASK], ␣ = space, ⏎ = new line; hover for the original)"
     head = f"<b>{html.escape(title)}</b><br>" if title else ""

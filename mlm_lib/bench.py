@@ -1,0 +1,182 @@
+"""Training-step throughput of the course's model against its peers, on this machine.
+
+    python -m mlm_lib.bench                      # reference + checkpoint configurations, 30 timed steps each
+    python -m mlm_lib.bench --config larger --steps 20 --json bench.json
+
+A step is what training does: forward, masked-LM loss, backward, AdamW update. Every peer gets the same
+sizes and the same masked batches, in one process, after warm-up steps; the median step time is reported.
+
+Peers:
+  mlm_lib      `BertForMLM` as `train` uses it (fused attention, MLM head at selected positions only)
+  hf           Hugging Face `BertForMaskedLM`, same configuration (built locally)
+  torch_nn     `torch.nn.TransformerEncoder` (post-LN, GELU) + embeddings + tied head
+  textbook     `BertForMLM` with the written-out softmax attention and the head at every position
+
+The machine's float32 matmul rate is measured in the same run. Model FLOPs per token are counted as
+6 x (non-embedding parameters) + 12 x n_layers x length x d_model (the two attention matmuls, forward and
+backward); "of peak" is tokens/s x that count / matmul rate. The count is the same for every peer, so work a
+peer avoids (like the head at unselected positions) shows as a higher share.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .masking import IGNORE_INDEX, mask_tokens
+from .model import BertConfig, BertForMLM
+
+CONFIGS = {
+    # name: (model sizes, sequence length, batch size)
+    "reference": (dict(d_model=128, n_layers=6, n_heads=8, d_ff=256), 32, 64),   # the reference page's
+    "checkpoint": (dict(d_model=128, n_layers=4, n_heads=8, d_ff=512), 64, 64),  # the course's reference model
+    "larger": (dict(d_model=256, n_layers=6, n_heads=8, d_ff=1024), 128, 32),
+}
+VOCAB = 84  # the Shakespeare character vocabulary
+
+
+class _SpecialIds:
+    """The bits of a tokenizer that `mask_tokens` needs, for a synthetic vocabulary."""
+    special_ids, mask_id = [0, 1, 2, 3, 4], 4
+    vocab_size = VOCAB
+
+
+class TorchNNEncoderMLM(nn.Module):
+    """The same network from `torch.nn.TransformerEncoder` parts, with a tied MLM head at every position."""
+
+    def __init__(self, c: BertConfig):
+        super().__init__()
+        self.word = nn.Embedding(c.vocab_size, c.d_model)
+        self.position = nn.Embedding(c.max_len, c.d_model)
+        self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
+        layer = nn.TransformerEncoderLayer(c.d_model, c.n_heads, c.d_ff, c.dropout, activation="gelu",
+                                           batch_first=True, norm_first=False, layer_norm_eps=c.layer_norm_eps)
+        self.encoder = nn.TransformerEncoder(layer, c.n_layers, enable_nested_tensor=False)
+        self.dense = nn.Linear(c.d_model, c.d_model)
+        self.head_norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
+        self.bias = nn.Parameter(torch.zeros(c.vocab_size))
+
+    def forward(self, ids):
+        x = self.norm(self.word(ids) + self.position(torch.arange(ids.size(1))))
+        h = self.head_norm(F.gelu(self.dense(self.encoder(x))))
+        return F.linear(h, self.word.weight, self.bias)
+
+
+def _peers(config: BertConfig):
+    """name -> (model, step function(inputs, labels) -> loss)."""
+    ours = BertForMLM(config)
+
+    def ours_loss(x, y):
+        chosen = y != IGNORE_INDEX
+        return F.cross_entropy(ours(x, positions=chosen), y[chosen])
+
+    textbook = BertForMLM(BertConfig(**{**config.to_dict(), "fused_attention": False}))
+
+    def textbook_loss(x, y):
+        return F.cross_entropy(textbook(x).flatten(0, 1), y.flatten())
+
+    from transformers import BertForMaskedLM
+
+    from .model import hf_config
+
+    hf = BertForMaskedLM(hf_config(config))
+
+    def hf_loss(x, y):
+        return hf(input_ids=x, labels=y).loss
+
+    torch_nn = TorchNNEncoderMLM(config)
+
+    def torch_nn_loss(x, y):
+        return F.cross_entropy(torch_nn(x).flatten(0, 1), y.flatten())
+
+    return {"mlm_lib": (ours, ours_loss), "hf": (hf, hf_loss), "torch_nn": (torch_nn, torch_nn_loss),
+            "textbook": (textbook, textbook_loss)}
+
+
+def matmul_gflops(n: int = 1024, repeats: int = 20) -> float:
+    """The machine's float32 matrix-multiply rate (GFLOP/s), best of `repeats` n x n products."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    for _ in range(3):
+        a @ b
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        a @ b
+        best = min(best, time.perf_counter() - t)
+    return 2 * n ** 3 / best / 1e9
+
+
+def flops_per_token(config: BertConfig, length: int) -> float:
+    d, ff, n = config.d_model, config.d_ff, config.n_layers
+    non_embedding = n * (4 * d * d + 4 * d + 2 * d * ff + ff + d + 4 * d) + (d * d + 3 * d + config.vocab_size)
+    return 6 * non_embedding + 12 * n * length * d
+
+
+def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0) -> dict:
+    sizes, length, batch = CONFIGS[name]
+    config = BertConfig(vocab_size=VOCAB, max_len=max(512, length), dropout=0.1, **sizes)
+    torch.manual_seed(seed)
+    peers = _peers(config)
+    g = torch.Generator().manual_seed(seed)
+    batches = [mask_tokens(torch.randint(5, VOCAB, (batch, length), generator=g), _SpecialIds(), generator=g)
+               for _ in range(4)]
+    optimizers = {k: torch.optim.AdamW(m.parameters(), lr=1e-4) for k, (m, _) in peers.items()}
+    times = {k: [] for k in peers}
+    # interleave the peers step by step, so a slow patch of a shared machine hits all of them alike
+    for i in range(warmup + steps):
+        for key, (model, loss_fn) in peers.items():
+            model.train()
+            x, y = batches[i % len(batches)]
+            t = time.perf_counter()
+            optimizers[key].zero_grad(set_to_none=True)
+            loss = loss_fn(x, y)
+            loss.backward()
+            optimizers[key].step()
+            if i >= warmup:
+                times[key].append(time.perf_counter() - t)
+    gflops = matmul_gflops()
+    per_token = flops_per_token(config, length)
+    result = {"config": name, "sizes": sizes, "length": length, "batch": batch, "steps": steps,
+              "matmul_gflops": gflops, "flops_per_token": per_token, "peers": {}}
+    hf_rate = batch * length / statistics.median(times["hf"])
+    for key, ts in times.items():
+        rate = batch * length / statistics.median(ts)
+        result["peers"][key] = {"median_step_ms": 1000 * statistics.median(ts), "tokens_per_s": rate,
+                                "vs_hf": rate / hf_rate, "of_peak": rate * per_token / (gflops * 1e9)}
+    return result
+
+
+def print_result(r: dict) -> None:
+    print(f"\n{r['config']}: {r['sizes']}, length {r['length']}, batch {r['batch']}, median of {r['steps']} steps; "
+          f"matmul {r['matmul_gflops']:.0f} GFLOP/s")
+    print(f"{'peer':>10} {'step ms':>9} {'tokens/s':>10} {'vs HF':>7} {'of peak':>8}")
+    for key, p in r["peers"].items():
+        print(f"{key:>10} {p['median_step_ms']:9.1f} {p['tokens_per_s']:10,.0f} {p['vs_hf']:6.2f}x {p['of_peak']:8.0%}")
+
+
+def main(argv=None) -> list[dict]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", nargs="+", default=["reference", "checkpoint"], choices=sorted(CONFIGS))
+    parser.add_argument("--steps", type=int, default=30, help="timed steps per peer (median reported)")
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--json", help="also write the results to this JSON file")
+    args = parser.parse_args(argv)
+    print(f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}")
+    results = [bench_config(name, args.steps, args.warmup) for name in args.config]
+    for r in results:
+        print_result(r)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"machine": platform.platform(), "threads": torch.get_num_threads(),
+                       "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"), "results": results}, f, indent=2)
+    return results
+
+
+if __name__ == "__main__":
+    main()
