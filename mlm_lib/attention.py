@@ -13,6 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .dropout import dropout
+
 
 def padding_bias(attention_mask: torch.Tensor | None, dtype=torch.float32) -> torch.Tensor | None:
     """Turn a (batch, length) mask of 1 = real token / 0 = padding into an additive (batch, 1, 1, length) bias.
@@ -31,11 +33,11 @@ def scaled_dot_product_attention(q, k, v, bias=None, dropout_p: float = 0.0, tra
 
     q, k, v: (..., length, d). bias: broadcastable to (..., length, length), e.g. from `padding_bias`.
     """
-    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    scores = (q / math.sqrt(q.size(-1))) @ k.transpose(-2, -1)  # scaling q is cheaper than scaling the scores
     if bias is not None:
         scores = scores + bias
     weights = scores.softmax(dim=-1)
-    return F.dropout(weights, dropout_p, training) @ v, weights
+    return dropout(weights, dropout_p, training) @ v, weights
 
 
 class MultiHeadAttention(nn.Module):
@@ -43,7 +45,9 @@ class MultiHeadAttention(nn.Module):
 
     `fused=True` calls `torch.nn.functional.scaled_dot_product_attention` (one optimised kernel);
     `fused=False` uses the written-out version above. Both give the same numbers; only the explicit one
-    can hand back the attention weights, so `return_weights=True` always takes that path.
+    can hand back the attention weights, so `return_weights=True` always takes that path. While training
+    with attention dropout the written-out version is used too: on a CPU the fused kernel then falls back
+    to a slower path, and our dropout mask (mlm_lib.dropout) is cheaper to draw.
     """
 
     def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, fused: bool = True):
@@ -63,7 +67,7 @@ class MultiHeadAttention(nn.Module):
         q, k, v = self._split(self.query(x)), self._split(self.key(x)), self._split(self.value(x))
         p = self.dropout if self.training else 0.0
         weights = None
-        if self.fused and not return_weights:
+        if self.fused and not return_weights and (p == 0.0 or x.device.type != "cpu"):
             out = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p)
         else:
             out, weights = scaled_dot_product_attention(q, k, v, bias, p, self.training)

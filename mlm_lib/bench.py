@@ -3,14 +3,16 @@
     python -m mlm_lib.bench                      # reference + checkpoint configurations, 30 timed steps each
     python -m mlm_lib.bench --config larger --steps 20 --json bench.json
 
-A step is what training does: forward, masked-LM loss, backward, AdamW update. Every peer gets the same
-sizes and the same masked batches, in one process, after warm-up steps; the median step time is reported.
+A step is what training does: forward, masked-LM loss, backward, AdamW update (the same fused AdamW for
+every peer). Every peer gets the same sizes, dropout 0.1 as in BERT, and the same masked batches, in one
+process, after warm-up steps; the peers take turns step by step, and the median step time is reported.
 
 Peers:
   mlm_lib      `BertForMLM` as `train` uses it (fused attention, MLM head at selected positions only)
   hf           Hugging Face `BertForMaskedLM`, same configuration (built locally)
   torch_nn     `torch.nn.TransformerEncoder` (post-LN, GELU) + embeddings + tied head
-  textbook     `BertForMLM` with the written-out softmax attention and the head at every position
+  textbook     `BertForMLM` with the written-out softmax attention, PyTorch's own dropout and the head at
+               every position (the reference page's style)
 
 The machine's float32 matmul rate is measured in the same run. Model FLOPs per token are counted as
 6 x (non-embedding parameters) + 12 x n_layers x length x d_model (the two attention matmuls, forward and
@@ -29,8 +31,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import dropout as dropout_module
 from .masking import IGNORE_INDEX, mask_tokens
 from .model import BertConfig, BertForMLM
+from .training import adamw
 
 CONFIGS = {
     # name: (model sizes, sequence length, batch size)
@@ -79,7 +83,11 @@ def _peers(config: BertConfig):
     textbook = BertForMLM(BertConfig(**{**config.to_dict(), "fused_attention": False}))
 
     def textbook_loss(x, y):
-        return F.cross_entropy(textbook(x).flatten(0, 1), y.flatten())
+        dropout_module.USE_FAST_MASK = False
+        try:
+            return F.cross_entropy(textbook(x).flatten(0, 1), y.flatten())
+        finally:
+            dropout_module.USE_FAST_MASK = True
 
     from transformers import BertForMaskedLM
 
@@ -126,7 +134,7 @@ def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0) -> 
     g = torch.Generator().manual_seed(seed)
     batches = [mask_tokens(torch.randint(5, VOCAB, (batch, length), generator=g), _SpecialIds(), generator=g)
                for _ in range(4)]
-    optimizers = {k: torch.optim.AdamW(m.parameters(), lr=1e-4) for k, (m, _) in peers.items()}
+    optimizers = {k: adamw(list(m.parameters()), lr=1e-4) for k, (m, _) in peers.items()}  # the same for all
     times = {k: [] for k in peers}
     # interleave the peers step by step, so a slow patch of a shared machine hits all of them alike
     for i in range(warmup + steps):
@@ -152,6 +160,42 @@ def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0) -> 
     return result
 
 
+def bench_interaction(repeats: int = 20, length: int = 300) -> dict:
+    """The prediction explorer's update on a `length`-character passage: encode, mask 15%, one batched
+    forward pass, top-5 for every blank, and a bar chart rendered to PNG (what the widget displays)."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from .data import CharTokenizer, load_corpus
+    from .predict import predict_masked
+    from .viz import plot_topk
+
+    text = load_corpus()
+    tokenizer = CharTokenizer.from_text(text)
+    passage = text[10_000:10_000 + length]
+    sizes, trained_length, _ = CONFIGS["checkpoint"]
+    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, max_len=128, **sizes)).eval()
+
+    def update():
+        predictions = predict_masked(model, tokenizer, passage, k=5, window=trained_length, seed=0)
+        fig = plot_topk(predictions[0].candidates)
+        fig.savefig(io.BytesIO(), format="png")
+        plt.close(fig)
+        return len(predictions)
+
+    blanks = update()
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        update()
+        times.append(time.perf_counter() - t)
+    return {"characters": length, "blanks": blanks, "median_ms": 1000 * statistics.median(times), "repeats": repeats}
+
+
 def print_result(r: dict) -> None:
     print(f"\n{r['config']}: {r['sizes']}, length {r['length']}, batch {r['batch']}, median of {r['steps']} steps; "
           f"matmul {r['matmul_gflops']:.0f} GFLOP/s")
@@ -171,10 +215,13 @@ def main(argv=None) -> list[dict]:
     results = [bench_config(name, args.steps, args.warmup) for name in args.config]
     for r in results:
         print_result(r)
+    interaction = bench_interaction(repeats=max(3, args.steps))
+    print(f"\nprediction explorer update, {interaction['characters']} characters, {interaction['blanks']} blanks: "
+          f"{interaction['median_ms']:.0f} ms (median of {interaction['repeats']})")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"machine": platform.platform(), "threads": torch.get_num_threads(),
-                       "torch": torch.__version__, "date": time.strftime("%Y-%m-%d"), "results": results}, f, indent=2)
+            json.dump({"machine": platform.platform(), "threads": torch.get_num_threads(), "torch": torch.__version__,
+                       "date": time.strftime("%Y-%m-%d"), "results": results, "interaction": interaction}, f, indent=2)
     return results
 
 

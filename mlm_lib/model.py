@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .attention import MultiHeadAttention, padding_bias
+from .dropout import Dropout
 
 
 @dataclass
@@ -47,13 +48,13 @@ class Embeddings(nn.Module):
         self.position = nn.Embedding(c.max_len, c.d_model)
         self.token_type = nn.Embedding(c.type_vocab_size, c.d_model)
         self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
-        self.dropout = nn.Dropout(c.dropout)
+        self.dropout = Dropout(c.dropout)
 
     def forward(self, ids, token_type_ids=None):
-        positions = torch.arange(ids.size(1), device=ids.device)
-        if token_type_ids is None:
-            token_type_ids = torch.zeros_like(ids)
-        x = self.word(ids) + self.position(positions) + self.token_type(token_type_ids)
+        # positions 0..L-1 are simply the first L rows of the table; without token types every position
+        # is segment 0 (row 0). Slicing instead of looking up saves two gathers and their backward passes.
+        x = self.word(ids) + self.position.weight[: ids.size(1)]
+        x = x + (self.token_type.weight[0] if token_type_ids is None else self.token_type(token_type_ids))
         return self.dropout(self.norm(x))
 
 
@@ -68,7 +69,7 @@ class EncoderLayer(nn.Module):
         self.ff_in = nn.Linear(c.d_model, c.d_ff)
         self.ff_out = nn.Linear(c.d_ff, c.d_model)
         self.ff_norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
-        self.dropout = nn.Dropout(c.dropout)
+        self.dropout = Dropout(c.dropout)
 
     def feed_forward(self, x):
         return self.dropout(self.ff_out(F.gelu(self.ff_in(x))))

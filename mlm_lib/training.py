@@ -83,7 +83,16 @@ def make_optimizer(model: BertForMLM, config: TrainConfig) -> torch.optim.AdamW:
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     groups = [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=config.lr, betas=(0.9, 0.999), eps=1e-6)
+    return adamw(groups, lr=config.lr, betas=(0.9, 0.999), eps=1e-6)
+
+
+def adamw(params, **kwargs) -> torch.optim.AdamW:
+    """AdamW with its fused kernel where this PyTorch has one (one pass over all parameters instead of a
+    dozen small operations per tensor; on CPU since torch 2.4), else the plain version."""
+    try:
+        return torch.optim.AdamW(params, fused=True, **kwargs)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.AdamW(params, **kwargs)
 
 
 def eval_windows(ids: torch.Tensor, length: int, count: int) -> torch.Tensor:

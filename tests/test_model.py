@@ -77,3 +77,41 @@ def test_pre_ln_runs_but_is_not_hf_bert():
 def test_bad_inputs_explained(ids, match):
     with pytest.raises(ValueError, match=match):
         BertForMLM(CONFIG)(ids)
+
+
+def test_predict_masked_windows_any_text(small_tokenizer):
+    from mlm_lib.predict import predict_masked
+
+    model = BertForMLM(BertConfig(vocab_size=small_tokenizer.vocab_size, d_model=16, n_layers=1, n_heads=2,
+                                  d_ff=32, max_len=32))
+    text = "the quick brown fox jumps over the lazy dog. " * 5   # longer than max_len
+    preds = predict_masked(model, small_tokenizer, text, [0, 100, len(text) - 1], k=3, window=16)
+    assert [p.position for p in preds] == [0, 100, len(text) - 1]
+    assert all(len(p.candidates) == 3 and p.candidates[0][1] >= p.candidates[-1][1] for p in preds)
+    assert all(not c.startswith("[") for p in preds for c, _ in p.candidates)  # no special tokens offered
+    assert len(predict_masked(model, small_tokenizer, text, rate=0.2, seed=1)) > 10
+    with pytest.raises(ValueError, match="outside the text"):
+        predict_masked(model, small_tokenizer, "abc", [5])
+    with pytest.raises(ValueError, match="Type some text"):
+        predict_masked(model, small_tokenizer, "", [0])
+
+
+def test_predict_masked_equals_one_window_per_blank(small_tokenizer):
+    """Sharing windows between blanks must give what a window centred on each blank alone gives
+    whenever the shared window holds the same characters (here: the text fits in one window)."""
+    from mlm_lib.predict import predict_masked
+
+    torch.manual_seed(0)
+    model = randomise(BertForMLM(BertConfig(vocab_size=small_tokenizer.vocab_size, d_model=16, n_layers=1,
+                                            n_heads=2, d_ff=32, max_len=64, dropout=0.0)))
+    text = "the quick brown fox jumps over"
+    together = predict_masked(model, small_tokenizer, text, [3, 17, 25], k=4)
+    ids = small_tokenizer.encode(text)
+    ids[[3, 17, 25]] = small_tokenizer.mask_id
+    with torch.no_grad():
+        probs = model(ids[None]).softmax(-1)[0]
+    for p in together:
+        row = probs[p.position].clone()
+        row[small_tokenizer.special_ids] = 0
+        assert p.candidates[0][0] == small_tokenizer.tokens[int(row.argmax())]
+        assert abs(p.candidates[0][1] - float(row.max())) < 1e-5

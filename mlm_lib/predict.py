@@ -1,0 +1,69 @@
+"""Ask a trained model to fill in blanks: the top-k candidates for masked positions of any text.
+
+Each blank is predicted from a window of `window` characters (the length the model was trained on) in
+which it sits near the middle: positions the model never saw during training would only add noise, and
+windows make texts of any length work. All windows go through the model in one batch.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass
+class Prediction:
+    position: int                        # index in the text
+    original: str                        # the character that was there
+    candidates: list[tuple[str, float]]  # top-k (token, probability), best first
+
+    @property
+    def correct(self) -> bool:
+        return self.candidates[0][0] == self.original
+
+
+def masked_positions(text: str, positions=None, *, rate: float = 0.15, seed: int = 0) -> list[int]:
+    """Check the positions to mask, or draw them at `rate` with a seed when none are given."""
+    if not text:
+        raise ValueError("Type some text first: there is nothing to fill in.")
+    if positions is None:
+        g = torch.Generator().manual_seed(seed)
+        chosen = (torch.rand(len(text), generator=g) < rate).nonzero().flatten().tolist()
+        return chosen or [int(torch.randint(len(text), (1,), generator=g))]
+    positions = sorted(set(int(p) for p in positions))
+    bad = [p for p in positions if not 0 <= p < len(text)]
+    if bad:
+        raise ValueError(f"Positions {bad} are outside the text (0..{len(text) - 1}).")
+    return positions
+
+
+@torch.no_grad()
+def predict_masked(model, tokenizer, text: str, positions=None, *, k: int = 5, window: int = 64,
+                   rate: float = 0.15, seed: int = 0) -> list[Prediction]:
+    """Replace the characters at `positions` by [MASK] (all of them at once) and return the model's top-k
+    guesses for each. Without positions, mask at `rate` with `seed`."""
+    positions = masked_positions(text, positions, rate=rate, seed=seed)
+    ids = tokenizer.encode(text)
+    masked = ids.clone()
+    masked[positions] = tokenizer.mask_id
+    window = min(window, len(ids), model.config.max_len)
+    # windows every half window; each blank is predicted in the window where it sits most centrally,
+    # so a long text costs a few windows, not one per blank
+    stride = max(1, window // 2)
+    starts = list(range(0, len(ids) - window + 1, stride))
+    if starts[-1] != len(ids) - window:
+        starts.append(len(ids) - window)
+    best = [min(range(len(starts)), key=lambda w: abs(p - starts[w] - window / 2)) for p in positions]
+    used = sorted(set(best))
+    batch = torch.stack([masked[starts[w]:starts[w] + window] for w in used])
+    chosen = torch.zeros_like(batch, dtype=torch.bool)
+    for p, w in zip(positions, best):
+        chosen[used.index(w), p - starts[w]] = True
+    model.eval()
+    probs = model(batch, positions=chosen).softmax(-1)          # one row per blank, in (window, offset) order
+    order = sorted(range(len(positions)), key=lambda i: (used.index(best[i]), positions[i] - starts[best[i]]))
+    probs = probs[torch.tensor(order).argsort()]                 # back to the order of `positions`
+    probs[:, tokenizer.special_ids] = 0.0                       # never offer [PAD], [MASK]...
+    top = probs.topk(min(k, probs.size(-1)), dim=-1)
+    return [Prediction(p, text[p], [(tokenizer.tokens[i], float(v)) for v, i in zip(vals, idx)])
+            for p, vals, idx in zip(positions, top.values.tolist(), top.indices.tolist())]

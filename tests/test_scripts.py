@@ -1,0 +1,25 @@
+"""The package's commands run end to end (tiny settings; the real runs are documented in README)."""
+import json
+
+from mlm_lib import bench, pretrain
+from mlm_lib.training import load_checkpoint
+
+
+def test_bench_smoke(tmp_path, capsys):
+    out = tmp_path / "bench.json"
+    bench.main(["--config", "reference", "--steps", "2", "--warmup", "1", "--json", str(out)])
+    result = json.loads(out.read_text())
+    peers = result["results"][0]["peers"]
+    assert set(peers) == {"mlm_lib", "hf", "torch_nn", "textbook"} and peers["hf"]["vs_hf"] == 1.0
+    assert all(p["tokens_per_s"] > 0 for p in peers.values()) and result["interaction"]["median_ms"] > 0
+    assert "vs HF" in capsys.readouterr().out
+
+
+def test_pretrain_smoke(tmp_path):
+    log = pretrain.main(["--config", "smoke", "--out", str(tmp_path), "--no-progress"])
+    saved = json.loads((tmp_path / "log.json").read_text())
+    assert saved["evaluation"]["model"]["accuracy"] == log["evaluation"]["model"]["accuracy"]
+    assert saved["command"].startswith("python -m mlm_lib.pretrain --config smoke")
+    loaded = load_checkpoint(tmp_path / "model.pt")
+    assert loaded.optimizer_state is None and loaded.model.config.n_layers == 1
+    assert load_checkpoint(tmp_path / "resume.pt").train_state["step"] == 30
