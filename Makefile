@@ -8,7 +8,7 @@ PY := $(VENV)/bin/python
 PIP_EXTRA := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX),)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
 
-.PHONY: lab test test-fast student bench clean
+.PHONY: lab test test-fast student bench notebooks clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,12 @@ test-fast: $(VENV)/.test-installed   ## library tests only, no notebooks
 
 student: $(VENV)/.lab-installed      ## student copies of the notebooks, solutions removed, in student/
 	$(PY) -m mlm_lib.student notebooks student
+
+bench: $(VENV)/.test-installed        ## training-step throughput against Hugging Face and other peers
+	$(PY) -m mlm_lib.bench --json benchmarks/bench-2core.json | tee benchmarks/bench-2core.txt
+
+notebooks: $(VENV)/.test-installed    ## re-execute every notebook in place, top to bottom (outputs are committed)
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.record_timing=False notebooks/*.ipynb
 
 clean:
 	rm -rf $(VENV) student .pytest_cache
