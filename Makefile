@@ -22,7 +22,7 @@ $(VENV)/.test-installed: pyproject.toml $(VENV)/.lab-installed
 	touch $@
 
 lab: $(VENV)/.lab-installed
-	$(VENV)/bin/jupyter lab notebooks/00_overview.ipynb
+	cd notebooks && $(abspath $(VENV))/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 test: $(VENV)/.test-installed
 	$(PY) -m pytest tests notebooks $(NBVAL)
