@@ -42,6 +42,29 @@ CONFIGS = {
 }
 
 
+SHIPPED = "checkpoints"  # inside the package: the reference model, its log and how it was made
+
+
+def reference_checkpoint(name: str = "shakespeare-char"):
+    """The pretrained model shipped with the course (`mlm_lib/checkpoints/NAME.pt`), loaded safely.
+
+    Made by `python -m mlm_lib.pretrain --config NAME`; see mlm_lib/checkpoints/README.md.
+    """
+    from importlib.resources import files
+
+    path = files("mlm_lib") / SHIPPED / f"{name}.pt"
+    if not path.is_file():
+        raise FileNotFoundError(f"No shipped checkpoint {name!r}. Train one: python -m mlm_lib.pretrain --config {name}")
+    return load_checkpoint(path)
+
+
+def reference_log(name: str = "shakespeare-char") -> dict:
+    """The training log written beside the shipped checkpoint (command, wall time, history, evaluation)."""
+    from importlib.resources import files
+
+    return json.loads((files("mlm_lib") / SHIPPED / f"{name}.json").read_text())
+
+
 def final_evaluation(model, tokenizer, train_ids, val_ids, length: int) -> dict:
     """Held-out masked loss/accuracy over the whole validation text, next to the two baselines."""
     windows = max(64, len(val_ids) // length)

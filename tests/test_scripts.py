@@ -23,3 +23,21 @@ def test_pretrain_smoke(tmp_path):
     loaded = load_checkpoint(tmp_path / "model.pt")
     assert loaded.optimizer_state is None and loaded.model.config.n_layers == 1
     assert load_checkpoint(tmp_path / "resume.pt").train_state["step"] == 30
+
+
+def test_shipped_checkpoint_fills_in_blanks(tokenizer, split_ids):
+    from mlm_lib.predict import predict_masked
+    from mlm_lib.pretrain import reference_checkpoint, reference_log
+    from mlm_lib.training import evaluate
+
+    checkpoint, log = reference_checkpoint(), reference_log()
+    assert checkpoint.tokenizer == tokenizer  # built from the same corpus
+    assert log["command"] == "python -m mlm_lib.pretrain --config shakespeare-char --out runs/shakespeare-char --no-progress"
+    _, val_ids = split_ids
+    result = evaluate(checkpoint.model, tokenizer, val_ids, length=64, windows=len(val_ids) // 64, seed=1234)
+    assert result["accuracy"] >= 0.70
+    assert abs(result["accuracy"] - log["evaluation"]["model"]["accuracy"]) < 0.005  # the logged figure holds
+    assert result["accuracy"] > log["evaluation"]["count_model"]["masked_accuracy"] + 0.15
+    text = "To be, or not to be, that is the question:"
+    guess = predict_masked(checkpoint.model, tokenizer, text, [text.index("question") + 1], k=3)[0]
+    assert guess.candidates[0][0] == "u"
