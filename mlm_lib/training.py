@@ -7,7 +7,6 @@ estimates are still empty), then a linear decay to zero, and gradient clipping.
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
