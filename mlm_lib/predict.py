@@ -60,9 +60,9 @@ def predict_masked(model, tokenizer, text: str, positions=None, *, k: int = 5, w
     for p, w in zip(positions, best):
         chosen[used.index(w), p - starts[w]] = True
     model.eval()
-    probs = model(batch, positions=chosen).softmax(-1)          # one row per blank, in (window, offset) order
-    order = sorted(range(len(positions)), key=lambda i: (used.index(best[i]), positions[i] - starts[best[i]]))
-    probs = probs[torch.tensor(order).argsort()]                 # back to the order of `positions`
+    # one row per blank in (window, offset) order, which is the order of `positions`: positions are sorted
+    # and the best window of a later position never comes before that of an earlier one
+    probs = model(batch, positions=chosen).softmax(-1)
     probs[:, tokenizer.special_ids] = 0.0                       # never offer [PAD], [MASK]...
     top = probs.topk(min(k, probs.size(-1)), dim=-1)
     return [Prediction(p, text[p], [(tokenizer.tokens[i], float(v)) for v, i in zip(vals, idx)])
