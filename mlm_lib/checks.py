@@ -209,6 +209,176 @@ def check_embed(fn) -> None:
     raise ExerciseError("Expected norm(word(ids) + position(arange(L)) + token_type(zeros)), shape (batch, L, d_model).")
 
 
+# ---- 00 overview --------------------------------------------------------------------------------------
+
+def check_blank_positions(fn) -> None:
+    """fn(text: str) -> the indices of the underscores in `text`, in order."""
+    for text in ("To b_ or n_t", "___", "no blanks here", "_a_"):
+        expected = [i for i, c in enumerate(text) if c == "_"]
+        got = _call(fn, text)
+        try:
+            got = [int(i) for i in got]
+        except (TypeError, ValueError):
+            raise ExerciseError(f"Return a list of integer positions, not {type(got).__name__}.") from None
+        if got == expected:
+            continue
+        if got == [i + 1 for i in expected]:
+            raise ExerciseError("Off by one: Python counts positions from 0, so the first character is 0.")
+        if len(expected) > 1 and got == expected[:1]:
+            raise ExerciseError("Only the first blank: str.index finds one; loop over every character.")
+        raise ExerciseError(f"For {text!r} expected {expected}, got {got}. Try enumerate(text).")
+    _ok("Those are the positions the model will see as [MASK].")
+
+
+def check_fill_in(fn) -> None:
+    """fn(text, positions, guesses) -> text with guesses[i] written at positions[i]."""
+    cases = [("To b_ or n_t", [4, 10], ["e", "o"], "To be or not"), ("_a_", [0, 2], ["b", "t"], "bat"),
+             ("same", [], [], "same")]
+    for text, positions, guesses, expected in cases:
+        got = _call(fn, text, positions, guesses)
+        if got == expected:
+            continue
+        if isinstance(got, list):
+            raise ExerciseError("Return a string: join the characters back together with ''.join(...).")
+        if isinstance(got, str) and len(got) != len(text):
+            raise ExerciseError("Replace one character per blank; the text must keep its length.")
+        raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) should give {expected!r}, got {got!r}.")
+    _ok("Strings are immutable: a list of characters, then ''.join, is the usual way.")
+
+
+# ---- 05 training --------------------------------------------------------------------------------------
+
+def check_masked_loss(fn) -> None:
+    """fn(logits (B, L, V), labels (B, L) with -100 where unselected) -> mean cross-entropy at selected positions."""
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(3, 7, 11, generator=g)
+    labels = torch.randint(0, 11, (3, 7), generator=g)
+    labels[torch.rand(3, 7, generator=g) < 0.6] = -100
+    labels[0, 0] = 4
+    expected = F.cross_entropy(logits[labels != -100], labels[labels != -100])
+    got = _tensor(_call(fn, logits, labels), "the loss")
+    if got.numel() == 1 and torch.allclose(got.float().reshape(()), expected, atol=1e-5):
+        _ok("Only the selected positions count, averaged over those alone.")
+        return
+    safe = labels.clamp_min(0)
+    everywhere = F.cross_entropy(logits.reshape(-1, 11), safe.reshape(-1))
+    if got.numel() == 1 and torch.allclose(got.float().reshape(()), everywhere, atol=1e-5):
+        raise ExerciseError("That averages over every position: keep only those whose label is not -100.")
+    diluted = F.cross_entropy(logits[labels != -100], labels[labels != -100], reduction="sum") / labels.numel()
+    if got.numel() == 1 and torch.allclose(got.float().reshape(()), diluted, atol=1e-5):
+        raise ExerciseError("Divide by the number of selected positions, not by all of them.")
+    if got.numel() != 1:
+        raise ExerciseError(f"Return one number (a 0-d tensor), not shape {tuple(got.shape)}: take the mean.")
+    raise ExerciseError(f"Expected {expected.item():.4f}, got {got.item():.4f}. "
+                        "F.cross_entropy(logits[chosen], labels[chosen]) with chosen = labels != -100.")
+
+
+def check_lr_at(fn) -> None:
+    """fn(step, warmup_steps, total_steps, base_lr) -> learning rate: linear warm-up, then linear decay to 0."""
+    from .training import lr_factor
+
+    for warmup, total, base in ((10, 100, 1e-3), (4, 20, 0.5)):
+        for s in (0, 1, warmup - 1, warmup, (warmup + total) // 2, total - 1, total):
+            expected = base * lr_factor(s, warmup, total)
+            got = _call(fn, s, warmup, total, base)
+            try:
+                got = float(got)
+            except (TypeError, ValueError):
+                raise ExerciseError(f"Return a number, not {type(got).__name__}.") from None
+            if math.isclose(got, expected, rel_tol=1e-6, abs_tol=1e-12):
+                continue
+            if s < warmup and math.isclose(got, base * s / warmup, rel_tol=1e-6, abs_tol=1e-12):
+                raise ExerciseError("Step 0 would get a zero learning rate: warm up with (step + 1) / warmup_steps.")
+            phase = "warm-up" if s < warmup else "decay"
+            raise ExerciseError(f"At step {s} (warm-up {warmup}, total {total}, base {base}) expected {expected:.6g}, "
+                                f"got {got:.6g}: check the {phase} part. Decay: base * (total - step) / (total - warmup).")
+    _ok("Warm-up, then linear decay to zero, as BERT used.")
+
+
+# ---- 06 predictions -----------------------------------------------------------------------------------
+
+def check_top_k(fn) -> None:
+    """fn(logits (V,), tokens: list[str], k) -> [(token, probability)] best first, probabilities from softmax."""
+    tokens = list("abcdefgh")
+    logits = torch.tensor([0.5, 3.0, -1.0, 2.0, 0.0, 2.5, -2.0, 1.0])
+    probs = logits.softmax(-1)
+    for k in (3, 1):
+        values, indices = probs.topk(k)
+        expected = [(tokens[i], float(v)) for v, i in zip(values.tolist(), indices.tolist())]
+        got = _call(fn, logits, tokens, k)
+        try:
+            got = [(str(t), float(p)) for t, p in got]
+        except (TypeError, ValueError):
+            raise ExerciseError("Return a list of (token, probability) pairs.") from None
+        if [t for t, _ in got] == [t for t, _ in expected] and all(
+                math.isclose(a, b, rel_tol=1e-4) for (_, a), (_, b) in zip(got, expected)):
+            continue
+        if [t for t, _ in got] == [t for t, _ in expected]:
+            raise ExerciseError("Right tokens, wrong numbers: turn the logits into probabilities with softmax first.")
+        if len(got) != k:
+            raise ExerciseError(f"Asked for k={k}, got {len(got)} pairs.")
+        raise ExerciseError(f"Expected {[(t, round(p, 3)) for t, p in expected]}, got {[(t, round(p, 3)) for t, p in got]}. "
+                            "logits.softmax(-1).topk(k) gives values and indices, best first.")
+    _ok("These are the bars of the explorer's chart.")
+
+
+def check_mask_positions(fn) -> None:
+    """fn(ids (L,), positions, mask_id) -> a copy of ids with [MASK] at positions (the input left alone)."""
+    ids = torch.tensor([7, 8, 9, 10, 11, 12])
+    for positions in ([1, 4], [0], []):
+        original = ids.clone()
+        expected = ids.clone()
+        expected[positions] = 4
+        got = _tensor(_call(fn, ids, positions, 4), "the masked ids")
+        if not torch.equal(ids, original):
+            ids.copy_(original)
+            raise ExerciseError("Your function overwrote its input: clone the ids first (ids.clone()), "
+                                "or the original characters are lost.")
+        if got.shape == expected.shape and torch.equal(got, expected):
+            continue
+        raise ExerciseError(f"For positions {positions} expected {expected.tolist()}, got {got.tolist()}.")
+    _ok("The original stays intact, so predictions can be compared with it.")
+
+
+# ---- 07 curriculum ------------------------------------------------------------------------------------
+
+def check_linear_length(fn) -> None:
+    """fn(progress, short, long, until, multiple) -> the linear schedule's window length."""
+    from .curriculum import linear
+
+    for short, long, until, multiple in ((16, 128, 0.5, 8), (8, 64, 0.25, 4)):
+        schedule = linear(short, long, until=until, multiple=multiple)
+        for progress in (0.0, 0.1, until / 2, until * 0.99, until, 0.9, 1.0):
+            expected = schedule.length_at(progress)
+            got = _call(fn, progress, short, long, until, multiple)
+            if got == expected:
+                continue
+            if progress >= until and got != long:
+                raise ExerciseError(f"After progress {until} the length stays at `long` ({long}); got {got} at {progress}.")
+            if isinstance(got, int) and got % multiple:
+                raise ExerciseError(f"Round down to a multiple of {multiple} (got {got}): int(x) // multiple * multiple.")
+            raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got {got!r}. "
+                                "short + (long - short) * progress / until, rounded down to a multiple.")
+    _ok("The same lengths as mlm_lib.curriculum.linear.")
+
+
+def check_first_reaching(fn) -> None:
+    """fn(tokens: list, losses: list, target) -> tokens at the first evaluation with loss <= target, or None."""
+    tokens = [100, 200, 300, 400, 500]
+    losses = [3.2, 3.0, 2.6, 2.7, 2.4]
+    for target, expected in ((3.0, 200), (2.65, 300), (2.45, 500), (2.0, None), (5.0, 100)):
+        got = _call(fn, tokens, losses, target)
+        if got == expected:
+            continue
+        if expected is None:
+            raise ExerciseError("When the loss never gets that low, return None (not 0, not the last value).")
+        if got == 400 and target == 2.65:
+            raise ExerciseError("The first evaluation at or below the target counts, even if the loss goes up again.")
+        raise ExerciseError(f"For target {target} expected {expected}, got {got!r}: walk through the evaluations "
+                            "in order and return the tokens of the first whose loss <= target.")
+    _ok("A lower number means fewer training tokens to the same quality.")
+
+
 # ---- helper used in the notebooks -------------------------------------------------------------------
 
 def softmax_entropy(scores: torch.Tensor) -> torch.Tensor:

@@ -128,3 +128,70 @@ def plot_topk(candidates: list[tuple[str, float]], title: str = "", ax=None):
     ax.set_xlabel("probability")
     ax.set_title(title, fontsize=10)
     return ax.figure
+
+
+def predictions_html(text: str, predictions, focus: int | None = None, title: str = "") -> str:
+    """The text with each blank replaced by the model's first guess: green if right, red if wrong
+    (hover for the original and the top candidates); the blank in `focus` is underlined."""
+    by_position = {p.position: (i, p) for i, p in enumerate(predictions)}
+    spans = []
+    for position, char in enumerate(text):
+        if position not in by_position:
+            spans.append(html.escape(char).replace("\n", "<br>"))
+            continue
+        i, p = by_position[position]
+        guess = p.candidates[0][0]
+        colour = "#2a9d8f" if p.correct else "#e63946"
+        tip = html.escape(f"blank {i}: was {p.original!r}; " + ", ".join(f"{t!r} {v:.0%}" for t, v in p.candidates[:3]))
+        line = ";text-decoration:underline 2px" if i == focus else ""
+        spans.append(f'<span title="{tip}" style="background:{colour};color:white;border-radius:3px;'
+                     f'padding:0 1px{line}">{html.escape(_show_char(guess))}</span>')
+    head = f"<b>{html.escape(title)}</b><br>" if title else ""
+    legend = ('<span style="background:#2a9d8f;color:white;padding:0 4px;border-radius:3px">right</span> '
+              '<span style="background:#e63946;color:white;padding:0 4px;border-radius:3px">wrong</span>'
+              " &nbsp;(each blank shows the model's first guess; hover for the original and the runners-up)")
+    return (f'<div style="font-family:monospace;line-height:1.6">{head}{"".join(spans)}'
+            f'<div style="margin-top:4px;font-size:90%">{legend}</div></div>')
+
+
+def plot_prediction(candidates, attention, context: list[str], target: int, title: str = ""):
+    """One blank: its top-k candidates (left) and where it looked (right): `attention` (one weight per
+    character of `context`, summing to 1), with the blank itself at index `target` outlined."""
+    fig, (ax_top, ax_att) = plt.subplots(1, 2, figsize=(11, 2.6), dpi=DPI, gridspec_kw={"width_ratios": [1, 3.2]})
+    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.22, top=0.85, wspace=0.15)
+    plot_topk(candidates, title=title, ax=ax_top)
+    weights = [float(a) for a in attention]
+    bars = ax_att.bar(range(len(weights)), weights, color="#457b9d")
+    bars[target].set_color("#e63946")
+    ax_att.set_xticks(range(len(context)), [_show_char(c) for c in context], fontsize=7, family="monospace")
+    ax_att.set_xlim(-0.6, len(weights) - 0.4)
+    ax_att.set_ylabel("attention")
+    ax_att.set_title("where the blank (red) looked: last layer, mean over heads", fontsize=10)
+    return fig
+
+
+def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None):
+    """Held-out loss of several training runs against tokens seen or wall time. Runs with the same label
+    (several seeds) share a colour: their mean as a line, each seed as a faint line."""
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6.5, 3.6), dpi=DPI)
+    key = "eval_tokens" if x == "tokens" else "eval_seconds"
+    labels = list(dict.fromkeys(r["label"] for r in runs))
+    for i, label in enumerate(labels):
+        group = [r["history"] for r in runs if r["label"] == label]
+        for h in group:
+            if len(group) > 1:
+                ax.plot(h[key], h["val_loss"], color=f"C{i}", lw=0.7, alpha=0.35)
+        n = min(len(h["val_loss"]) for h in group)
+        mean_x = [sum(h[key][j] for h in group) / len(group) for j in range(n)]
+        mean_y = [sum(h["val_loss"][j] for h in group) / len(group) for j in range(n)]
+        seeds = f" ({len(group)} seeds)" if len(group) > 1 else ""
+        ax.plot(mean_x, mean_y, "o-", ms=3, color=f"C{i}", label=label + seeds)
+    ax.set_xlabel("training tokens seen" if x == "tokens" else "wall time (s)")
+    ax.set_ylabel("held-out masked loss (nats)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.figure.tight_layout()
+    return ax.figure

@@ -11,8 +11,10 @@ import html
 
 import torch
 
+from .curriculum import LengthSchedule
 from .masking import OUTCOME_NAMES, mask_tokens
-from .viz import masked_text_html, plot_attention
+from .predict import predict_masked
+from .viz import masked_text_html, plot_attention, plot_curves, plot_prediction, predictions_html
 
 
 def _error_html(message: str) -> str:
@@ -100,3 +102,148 @@ def attention_widget(model, tokenizer, text: str):
     head.observe(update, names="value")
     update()
     return w.VBox([w.HBox([layer, head]), out])
+
+
+# ---- 06 predictions -----------------------------------------------------------------------------------
+
+def _known(text: str, tokenizer) -> None:
+    unknown = sorted({c for c in text if c not in tokenizer.tokens})
+    if unknown:
+        raise ValueError(f"The model has never seen {', '.join(map(repr, unknown))}: its vocabulary is the "
+                         "characters of Shakespeare's plays. Replace or remove them.")
+
+
+@torch.no_grad()
+def prediction_view(model, tokenizer, text: str, positions=None, *, rate: float = 0.15, seed: int = 0, k: int = 5,
+                    focus: int = 0, window: int = 64):
+    """Mask `text` at `positions` (or at random: `rate`, `seed`) and let the model fill the blanks.
+
+    Returns (HTML of the text with the guesses coloured right/wrong, a Figure with the top-k candidates
+    of blank number `focus` and its attention, the list of `Prediction`s).
+    """
+    _known(text, tokenizer)
+    predictions = predict_masked(model, tokenizer, text, positions, k=k, window=window, rate=rate, seed=seed)
+    if not 0 <= focus < len(predictions):
+        raise ValueError(f"There are {len(predictions)} blanks: choose `focus` between 0 and {len(predictions) - 1}.")
+    right = sum(p.correct for p in predictions)
+    html_text = predictions_html(text, predictions, focus,
+                                 title=f"{len(predictions)} blanks, {right} filled in right ({right / len(predictions):.0%})")
+    # the attention of the focused blank, in a window around it, with every blank masked as above
+    ids = tokenizer.encode(text)
+    ids[[p.position for p in predictions]] = tokenizer.mask_id
+    width = min(window, len(ids), model.config.max_len)
+    p = predictions[focus]
+    start = max(0, min(p.position - width // 2, len(ids) - width))
+    model.eval()
+    attention = model.attentions(ids[None, start:start + width])[-1][0].mean(0)[p.position - start]
+    context = [tokenizer.tokens[i] if i == tokenizer.mask_id else text[start + j]
+               for j, i in enumerate(ids[start:start + width].tolist())]
+    fig = plot_prediction(p.candidates, attention, context, p.position - start,
+                          title=f"blank {focus}: was {p.original!r}")
+    return html_text, fig, predictions
+
+
+def prediction_widget(model, tokenizer, text: str, seed: int = 0):
+    """The masked-prediction explorer: type text, mask at random (rate, seed) or at chosen positions,
+    pick a blank, and see the guesses, the top-k bar chart and the blank's attention."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+    from IPython.display import HTML, display
+
+    box = w.Textarea(value=text, layout=w.Layout(width="100%", height="70px"), description="text")
+    rate = w.FloatSlider(value=0.15, min=0.05, max=0.5, step=0.05, description="mask rate")
+    seed_box = w.IntSlider(value=seed, min=0, max=50, description="seed")
+    chosen = w.Text(value="", placeholder="e.g. 3, 10, 11 (empty: at random)", description="positions")
+    focus = w.IntSlider(value=0, min=0, max=0, description="blank")
+    out = w.Output()
+
+    def update(_=None):
+        with out:
+            out.clear_output(wait=True)
+            try:
+                positions = [int(p) for p in chosen.value.replace(",", " ").split()] if chosen.value.strip() else None
+            except ValueError:
+                display(HTML(_error_html("Positions are whole numbers separated by commas, e.g. 3, 10, 11.")))
+                return
+            try:
+                html_text, fig, predictions = prediction_view(model, tokenizer, box.value, positions, rate=rate.value,
+                                                              seed=seed_box.value, focus=min(focus.value, focus.max))
+            except ValueError as err:  # empty text, unknown characters, positions outside the text
+                display(HTML(_error_html(str(err))))
+                return
+            if focus.max != len(predictions) - 1:
+                focus.max = len(predictions) - 1
+            display(HTML(html_text))
+            display(fig)
+            plt.close(fig)
+
+    for control in (box, rate, seed_box, chosen, focus):
+        control.observe(update, names="value")
+    update()
+    return w.VBox([box, w.HBox([rate, seed_box]), w.HBox([chosen, focus]), out])
+
+
+# ---- 07 curriculum ------------------------------------------------------------------------------------
+
+def curriculum_view(runs: list[dict], labels, x: str = "tokens"):
+    """Compare the runs whose label is in `labels`: their length schedules (left) and held-out loss
+    curves against tokens or seconds (right). Returns (Figure, {label: final mean loss})."""
+    import matplotlib.pyplot as plt
+
+    labels = list(labels)
+    if not labels:
+        raise ValueError("Pick at least one schedule to show.")
+    unknown = [label for label in labels if label not in {r["label"] for r in runs}]
+    if unknown:
+        raise ValueError(f"No measured run is called {unknown}; choose from {sorted({r['label'] for r in runs})}.")
+    if x not in ("tokens", "seconds"):
+        raise ValueError("x is 'tokens' or 'seconds'.")
+    picked = [r for r in runs if r["label"] in labels]
+    fig, (ax_len, ax_loss) = plt.subplots(1, 2, figsize=(11, 3.6), dpi=80, gridspec_kw={"width_ratios": [1, 1.6]})
+    finals = {}
+    for i, label in enumerate(dict.fromkeys(r["label"] for r in picked)):
+        run = next(r for r in picked if r["label"] == label)
+        schedule = LengthSchedule(**run["schedule"])
+        steps = run["history"]["step"]
+        ax_len.plot(steps, [schedule.length_at((s - 1) / steps[-1]) for s in steps], color=f"C{i}", label=label)
+        group = [r["history"]["val_loss"][-1] for r in picked if r["label"] == label]
+        finals[label] = sum(group) / len(group)
+    ax_len.set_xlabel("step")
+    ax_len.set_ylabel("window length")
+    ax_len.set_title("the schedules", fontsize=10)
+    ax_len.grid(alpha=0.3)
+    plot_curves(picked, x=x, ax=ax_loss, title="held-out loss at the final length")
+    fig.tight_layout()
+    return fig, finals
+
+
+def curriculum_widget(runs: list[dict], default=None):
+    """Pick measured schedules (kind, start length, growth fraction) and compare their curves."""
+    import ipywidgets as w
+    import matplotlib.pyplot as plt
+    from IPython.display import HTML, display
+
+    labels = list(dict.fromkeys(r["label"] for r in runs))
+    pick = w.SelectMultiple(options=labels, value=tuple(default or labels[:2]), rows=min(8, len(labels)),
+                            description="schedules", layout=w.Layout(width="420px"))
+    axis = w.ToggleButtons(options=[("tokens", "tokens"), ("wall time", "seconds")], value="tokens",
+                           description="x axis")
+    out = w.Output()
+
+    def update(_=None):
+        with out:
+            out.clear_output(wait=True)
+            try:
+                fig, finals = curriculum_view(runs, pick.value, axis.value)
+            except ValueError as err:
+                display(HTML(_error_html(str(err))))
+                return
+            display(fig)
+            plt.close(fig)
+            display(HTML("<br>".join(f"<code>{html.escape(k)}</code>: final held-out loss {v:.3f}"
+                                     for k, v in sorted(finals.items(), key=lambda kv: kv[1]))))
+
+    pick.observe(update, names="value")
+    axis.observe(update, names="value")
+    update()
+    return w.VBox([w.HBox([pick, axis]), out])

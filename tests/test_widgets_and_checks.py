@@ -63,6 +63,24 @@ RIGHT_AND_WRONG = [
     (checks.check_embed, lambda e, ids: e(ids),
      lambda e, ids: e.word(ids) + e.position(torch.arange(ids.size(1))) + e.token_type(torch.zeros_like(ids)),
      "LayerNorm"),
+    (checks.check_blank_positions, lambda t: [i for i, c in enumerate(t) if c == "_"],
+     lambda t: [i + 1 for i, c in enumerate(t) if c == "_"], "Off by one"),
+    (checks.check_fill_in, lambda t, ps, gs: "".join(dict(zip(ps, gs)).get(i, c) for i, c in enumerate(t)),
+     lambda t, ps, gs: [dict(zip(ps, gs)).get(i, c) for i, c in enumerate(t)], "Return a string"),
+    (checks.check_masked_loss, lambda lg, lb: torch.nn.functional.cross_entropy(lg[lb != -100], lb[lb != -100]),
+     lambda lg, lb: torch.nn.functional.cross_entropy(lg.reshape(-1, lg.size(-1)), lb.clamp_min(0).reshape(-1)),
+     "every position"),
+    (checks.check_lr_at, lambda s, w, t, b: b * ((s + 1) / w if s < w else max(0.0, (t - s) / (t - w))),
+     lambda s, w, t, b: b * (s / w if s < w else max(0.0, (t - s) / (t - w))), "zero learning rate"),
+    (checks.check_top_k, lambda lg, toks, k: [(toks[i], v) for v, i in zip(*lg.softmax(-1).topk(k))],
+     lambda lg, toks, k: [(toks[i], v) for v, i in zip(*lg.topk(k))], "softmax"),
+    (checks.check_mask_positions, lambda ids, ps, m: ids.clone().index_fill_(0, torch.tensor(ps, dtype=torch.long), m),
+     lambda ids, ps, m: ids.index_fill_(0, torch.tensor(ps, dtype=torch.long), m), "overwrote"),
+    (checks.check_linear_length,
+     lambda p, s, lo, u, m: lo if p >= u else max(s, min(lo, int(s + (lo - s) * p / u) // m * m)),
+     lambda p, s, lo, u, m: lo if p >= u else int(s + (lo - s) * p / u), "multiple"),
+    (checks.check_first_reaching, lambda ts, ls, t: next((a for a, b in zip(ts, ls) if b <= t), None),
+     lambda ts, ls, t: next((a for a, b in zip(ts, ls) if b <= t), 0), "None"),
 ]
 
 
@@ -74,3 +92,54 @@ def test_checks_pass_right_reject_wrong_and_blank(check, right, wrong, hint, cap
         check(wrong)
     with pytest.raises(ExerciseError, match="Not written yet"):
         check(blank)
+
+
+def test_prediction_view_and_widget(tokenizer):
+    from mlm_lib.pretrain import reference_checkpoint
+    from mlm_lib.widgets import prediction_view, prediction_widget
+
+    model = reference_checkpoint().model
+    text = "To be, or not to be, that is the question"
+    html, fig, predictions = prediction_view(model, tokenizer, text, [3, 9, 40], focus=1)
+    assert [p.position for p in predictions] == [3, 9, 40] and html.count("<span title=") == 3
+    assert len(fig.axes) == 2 and len(fig.axes[1].patches) == len(text)  # one attention bar per character
+    assert abs(sum(b.get_height() for b in fig.axes[1].patches) - 1) < 1e-4  # a softmax row sums to 1
+    assert prediction_view(model, tokenizer, text, seed=2)[0] == prediction_view(model, tokenizer, text, seed=2)[0]
+    with pytest.raises(ValueError, match="never seen 'é'"):
+        prediction_view(model, tokenizer, "café")
+    with pytest.raises(ValueError, match="choose `focus`"):
+        prediction_view(model, tokenizer, text, [3], focus=2)
+    widget = prediction_widget(model, tokenizer, text)
+    positions, focus = widget.children[2].children
+    positions.value = "1, 2, 3"
+    assert focus.max == 2
+    positions.value = "one"  # shown as a message, the controls stay
+    focus.value = 2
+
+
+def _fake_run(label, schedule, losses, seed=0):
+    tokens = [1000 * (i + 1) for i in range(len(losses))]
+    return {"label": label, "schedule": schedule.to_dict(), "seed": seed,
+            "history": {"step": list(range(1, len(losses) + 1)), "tokens": tokens, "seconds": tokens,
+                        "eval_tokens": tokens, "eval_seconds": [t / 100 for t in tokens], "val_loss": losses,
+                        "val_accuracy": [0.5] * len(losses)}}
+
+
+def test_curriculum_view_and_widget():
+    from mlm_lib.curriculum import fixed, linear
+    from mlm_lib.widgets import curriculum_view, curriculum_widget
+
+    runs = [_fake_run("fixed 128", fixed(128), [3.2, 3.1, 3.0, 2.9]),
+            _fake_run("linear 16->128 by 50%", linear(16, 128), [3.1, 2.8, 2.5, 2.3])]
+    fig, finals = curriculum_view(runs, ["fixed 128", "linear 16->128 by 50%"], x="seconds")
+    assert finals == {"fixed 128": 2.9, "linear 16->128 by 50%": 2.3}
+    assert [line.get_ydata()[0] for line in fig.axes[0].lines] == [128, 16]  # the schedules' first lengths
+    with pytest.raises(ValueError, match="at least one"):
+        curriculum_view(runs, [])
+    with pytest.raises(ValueError, match="No measured run"):
+        curriculum_view(runs, ["step 1"])
+    widget = curriculum_widget(runs)
+    pick, axis = widget.children[0].children
+    pick.value = ("fixed 128",)
+    axis.value = "seconds"
+    pick.value = ()

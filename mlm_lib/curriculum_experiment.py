@@ -1,0 +1,194 @@
+"""The curriculum experiment: does starting on short windows make a masked LM learn faster?
+
+    python -m mlm_lib.curriculum_experiment --preset full --out mlm_lib/results/curriculum-full.json
+    python -m mlm_lib.curriculum_experiment --preset small     # what notebook 07 runs, about 2 minutes
+
+Every run trains the same model (same sizes, same initial weights for the same seed) for the same
+number of steps of about the same number of tokens; only the window-length schedule differs. All runs
+are evaluated on the same held-out windows at the final length (128) with the same masking seed, so a
+lower loss at a given token count means a better use of the same data. Wall time is recorded too:
+short windows are cheaper per token (attention grows with the square of the length), so a curriculum
+can win on the clock even where it does not win on tokens.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from .curriculum import LengthSchedule, fixed, linear, step
+from .data import CharTokenizer, load_corpus, train_val_split
+from .model import BertConfig, BertForMLM
+from .pretrain import VAL_FRACTION
+from .training import TrainConfig, train
+
+SIZES = dict(d_model=128, n_layers=4, n_heads=8, d_ff=512, max_len=128, dropout=0.0)
+
+# (schedule, seeds) per preset; the first schedule is the baseline the others are compared with.
+PRESETS = {
+    "full": dict(
+        sizes=SIZES, steps=600, tokens_per_batch=4096, lr=2e-3, warmup_steps=50, eval_every=50, eval_windows=128,
+        runs=[(fixed(128), (0, 1, 2)), (linear(16, 128, until=0.5), (0, 1, 2)), (step(16, 128, at=0.5), (0, 1, 2)),
+              (linear(8, 128, until=0.5), (0,)), (linear(32, 128, until=0.5), (0,)),
+              (linear(16, 128, until=0.25), (0,)), (linear(16, 128, until=0.75), (0,))],
+    ),
+    "small": dict(
+        sizes=SIZES, steps=150, tokens_per_batch=4096, lr=2e-3, warmup_steps=20, eval_every=25, eval_windows=64,
+        runs=[(fixed(128), (0,)), (linear(16, 128, until=0.5), (0,))],
+    ),
+    "smoke": dict(
+        sizes=dict(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_len=32, dropout=0.0), steps=12,
+        tokens_per_batch=512, lr=3e-3, warmup_steps=2, eval_every=6, eval_windows=16,
+        runs=[(fixed(32), (0,)), (linear(8, 32, until=0.5), (0,))],
+    ),
+}
+
+
+def prepare_data(corpus: str | None = None):
+    """Tokenizer and train/held-out ids, split exactly as for the shipped model."""
+    text = load_corpus(corpus)
+    tokenizer = CharTokenizer.from_text(text)
+    train_text, val_text = train_val_split(text, VAL_FRACTION)
+    return tokenizer, tokenizer.encode(train_text), tokenizer.encode(val_text)
+
+
+def run_schedule(schedule: LengthSchedule, tokenizer, train_ids, val_ids, *, seed: int = 0, sizes: dict = SIZES,
+                 steps: int, tokens_per_batch: int, lr: float, warmup_steps: int, eval_every: int,
+                 eval_windows: int, callback=None, progress: bool = False) -> dict:
+    """Train a fresh model with `schedule` and return the run: its label, settings and history."""
+    torch.manual_seed(seed)  # same seed, same initial weights, whatever the schedule
+    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **sizes))
+    config = TrainConfig(steps=steps, tokens_per_batch=tokens_per_batch, schedule=schedule, lr=lr,
+                         warmup_steps=warmup_steps, eval_every=eval_every, eval_windows=eval_windows, seed=seed)
+    history = train(model, tokenizer, train_ids, val_ids, config, callback=callback, progress=progress)
+    return {"label": schedule.describe(), "schedule": schedule.to_dict(), "seed": seed, "history": history}
+
+
+def tokens_to_reach(history: dict, loss: float) -> float | None:
+    """Training tokens after which the held-out loss first reaches `loss` (linear between evaluations);
+    None if it never does."""
+    previous = (0, float("inf"))
+    for tokens, value in zip(history["eval_tokens"], history["val_loss"]):
+        if value <= loss:
+            t0, v0 = previous
+            if v0 == float("inf"):
+                return float(tokens)
+            return t0 + (tokens - t0) * (v0 - loss) / (v0 - value)
+        previous = (tokens, value)
+    return None
+
+
+def _mean(values):
+    return sum(values) / len(values)
+
+
+def summarize(runs: list[dict]) -> dict:
+    """Per schedule (averaged over seeds): final and mid-point held-out loss and accuracy, wall time, and
+    the tokens needed to reach the loss that the *worse* of it and the baseline (the first label) reached
+    at the end, with their ratio. A ratio below 1 means the schedule needed fewer tokens than the baseline."""
+    labels = list(dict.fromkeys(r["label"] for r in runs))
+    by_label = {label: [r for r in runs if r["label"] == label] for label in labels}
+    baseline = labels[0]
+    out = {"baseline": baseline, "schedules": {}}
+    for label, group in by_label.items():
+        hist = [r["history"] for r in group]
+        mid = [h["val_loss"][len(h["val_loss"]) // 2 - 1] for h in hist]
+        entry = {"seeds": [r["seed"] for r in group],
+                 "final_loss": _mean([h["val_loss"][-1] for h in hist]),
+                 "final_accuracy": _mean([h["val_accuracy"][-1] for h in hist]),
+                 "final_loss_per_seed": [h["val_loss"][-1] for h in hist],
+                 "mid_loss": _mean(mid), "mid_tokens": hist[0]["eval_tokens"][len(hist[0]["eval_tokens"]) // 2 - 1],
+                 "tokens": _mean([h["tokens"][-1] for h in hist]),
+                 "seconds": _mean([h["seconds"][-1] for h in hist])}
+        out["schedules"][label] = entry
+    base = out["schedules"][baseline]
+    for label, entry in out["schedules"].items():
+        target = max(entry["final_loss"], base["final_loss"])
+        pairs = []
+        for run in by_label[label]:
+            same_seed = [r for r in by_label[baseline] if r["seed"] == run["seed"]] or by_label[baseline]
+            pairs.append((tokens_to_reach(run["history"], target), tokens_to_reach(same_seed[0]["history"], target)))
+        mine, theirs = [p[0] for p in pairs], [p[1] for p in pairs]
+        entry["target_loss"] = target
+        entry["tokens_to_target"] = None if None in mine else _mean(mine)
+        entry["baseline_tokens_to_target"] = None if None in theirs else _mean(theirs)
+        entry["token_ratio"] = (entry["tokens_to_target"] / entry["baseline_tokens_to_target"]
+                                if entry["tokens_to_target"] and entry["baseline_tokens_to_target"] else None)
+    return out
+
+
+def run_experiment(preset: str = "small", *, data=None, seeds=None, callback=None, progress=False,
+                   on_run=None) -> dict:
+    """Run every schedule of `preset` (optionally only `seeds`); return {settings, runs, summary}.
+    `on_run(result_so_far)` is called after each run (the command saves partial results with it)."""
+    if preset not in PRESETS:
+        raise ValueError(f"Unknown preset {preset!r}: choose one of {sorted(PRESETS)}.")
+    settings = dict(PRESETS[preset])
+    plan = [(sched, s) for sched, run_seeds in settings.pop("runs") for s in run_seeds
+            if seeds is None or s in seeds]
+    plan.sort(key=lambda item: item[1])  # every schedule of seed 0 first: partial results already compare
+    tokenizer, train_ids, val_ids = data or prepare_data()
+    result = {"preset": preset, "settings": settings, "runs": []}
+    for sched, seed in plan:
+        run = run_schedule(sched, tokenizer, train_ids, val_ids, seed=seed, callback=callback, progress=progress,
+                           **settings)
+        result["runs"].append(run)
+        result["summary"] = summarize(result["runs"])
+        if on_run is not None:
+            on_run(result)
+    return result
+
+
+def report(result: dict) -> str:
+    """A plain-text table of the summary, as printed by the command."""
+    summary = result["summary"]
+    lines = [f"{'schedule':>24} {'seeds':>5} {'mid loss':>9} {'final loss':>10} {'final acc':>9} "
+             f"{'minutes':>7} {'tokens to reach':>16}"]
+    for label, e in summary["schedules"].items():
+        reach = (f"{e['token_ratio']:.2f}x of {summary['baseline']}" if e["token_ratio"] is not None
+                 else ("-" if label == summary["baseline"] else "never"))
+        lines.append(f"{label:>24} {len(e['seeds']):>5} {e['mid_loss']:>9.3f} {e['final_loss']:>10.3f} "
+                     f"{e['final_accuracy']:>9.1%} {e['seconds'] / 60:>7.1f} {reach:>16}")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--preset", default="small", choices=sorted(PRESETS))
+    parser.add_argument("--out", help="JSON file for the results (written after every run)")
+    parser.add_argument("--seeds", type=int, nargs="*", help="only these seeds")
+    parser.add_argument("--progress", action="store_true")
+    args = parser.parse_args(argv)
+    header = {"command": "python -m mlm_lib.curriculum_experiment " + " ".join(argv if argv is not None else sys.argv[1:]),
+              "machine": f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",
+              "date": time.strftime("%Y-%m-%d")}
+    start = time.perf_counter()
+
+    def save(result):
+        result.update(header, wall_seconds=time.perf_counter() - start)
+        if args.out:
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text(json.dumps(result))
+        last = result["runs"][-1]
+        print(f"done: {last['label']} seed {last['seed']} ({len(result['runs'])} runs, "
+              f"{result['wall_seconds'] / 60:.1f} min)", flush=True)
+
+    result = run_experiment(args.preset, seeds=args.seeds, progress=args.progress, on_run=save)
+    print(report(result))
+    return result
+
+
+def load_results(name: str = "curriculum-full") -> dict:
+    """The shipped results of the full experiment (`mlm_lib/results/NAME.json`)."""
+    from importlib.resources import files
+
+    return json.loads((files("mlm_lib") / "results" / f"{name}.json").read_text())
+
+
+if __name__ == "__main__":
+    main()

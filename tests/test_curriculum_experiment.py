@@ -1,0 +1,45 @@
+"""The curriculum experiment's arithmetic, its command, and its shipped results."""
+import json
+
+import pytest
+
+from mlm_lib import curriculum_experiment as ce
+from mlm_lib.curriculum import fixed, linear
+
+
+def _run(label, schedule, losses, seed=0):
+    tokens = [100 * (i + 1) for i in range(len(losses))]
+    return {"label": label, "schedule": schedule.to_dict(), "seed": seed,
+            "history": {"tokens": tokens, "seconds": tokens, "eval_tokens": tokens, "val_loss": losses,
+                        "val_accuracy": [0.3] * len(losses)}}
+
+
+def test_tokens_to_reach_interpolates_between_evaluations():
+    history = {"eval_tokens": [100, 200, 300], "val_loss": [3.0, 2.0, 1.5]}
+    assert ce.tokens_to_reach(history, 3.0) == 100
+    assert ce.tokens_to_reach(history, 2.5) == pytest.approx(150)
+    assert ce.tokens_to_reach(history, 1.75) == pytest.approx(250)
+    assert ce.tokens_to_reach(history, 1.0) is None
+
+
+def test_summarize_compares_with_the_first_schedule():
+    runs = [_run("fixed", fixed(64), [3.0, 2.8, 2.6, 2.4]), _run("linear", linear(16, 64), [2.9, 2.4, 2.2, 2.0])]
+    summary = ce.summarize(runs)
+    assert summary["baseline"] == "fixed"
+    lin = summary["schedules"]["linear"]
+    assert lin["target_loss"] == 2.4 and lin["tokens_to_target"] == 200 and lin["baseline_tokens_to_target"] == 400
+    assert lin["token_ratio"] == 0.5 and summary["schedules"]["fixed"]["token_ratio"] == 1.0
+    assert lin["mid_loss"] == 2.4 and "0.50x of fixed" in ce.report({"summary": summary})
+
+
+def test_experiment_command_smoke(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    ce.main(["--preset", "smoke", "--out", str(out)])
+    saved = json.loads(out.read_text())
+    assert [r["label"] for r in saved["runs"]] == ["fixed 32", "linear 8->32 by 50%"]
+    budgets = [r["history"]["tokens"][-1] for r in saved["runs"]]
+    assert abs(budgets[0] - budgets[1]) / budgets[0] < 0.01  # the same token budget, up to rounding
+    assert saved["command"] == f"python -m mlm_lib.curriculum_experiment --preset smoke --out {out}"
+    assert "tokens to reach" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="Unknown preset"):
+        ce.run_experiment("huge")
