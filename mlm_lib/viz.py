@@ -172,7 +172,9 @@ def plot_prediction(candidates, attention, context: list[str], target: int, titl
 
 def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None):
     """Held-out loss of several training runs against tokens seen or wall time. Runs with the same label
-    (several seeds) share a colour: their mean as a line, each seed as a faint line."""
+    (several seeds) share a colour: their mean loss as a line, each seed as a faint line (tokens only).
+    Against wall time the x of a point is the *median* over seeds: one run slowed by other work on the
+    machine would otherwise stretch the whole curve."""
     if ax is None:
         fig, ax = plt.subplots(figsize=(6.5, 3.6), dpi=DPI)
     key = "eval_tokens" if x == "tokens" else "eval_seconds"
@@ -180,10 +182,10 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None):
     for i, label in enumerate(labels):
         group = [r["history"] for r in runs if r["label"] == label]
         for h in group:
-            if len(group) > 1:
+            if len(group) > 1 and x == "tokens":
                 ax.plot(h[key], h["val_loss"], color=f"C{i}", lw=0.7, alpha=0.35)
         n = min(len(h["val_loss"]) for h in group)
-        mean_x = [sum(h[key][j] for h in group) / len(group) for j in range(n)]
+        mean_x = [sorted(h[key][j] for h in group)[(len(group) - 1) // 2] for j in range(n)]
         mean_y = [sum(h["val_loss"][j] for h in group) / len(group) for j in range(n)]
         seeds = f" ({len(group)} seeds)" if len(group) > 1 else ""
         ax.plot(mean_x, mean_y, "o-", ms=3, color=f"C{i}", label=label + seeds)

@@ -104,6 +104,51 @@ def attention_widget(model, tokenizer, text: str):
     return w.VBox([w.HBox([layer, head]), out])
 
 
+# ---- 00 overview --------------------------------------------------------------------------------------
+
+def fill_blanks_view(model, tokenizer, text: str, blank: str = "_", k: int = 3):
+    """Let the model fill every `blank` character of `text`. Returns (filled text, HTML with the filled-in
+    characters highlighted and their runners-up on hover, the list of `Prediction`s)."""
+    positions = [i for i, c in enumerate(text) if c == blank]
+    if not positions:
+        raise ValueError(f"Put at least one {blank} where a character is missing, e.g. 'To be, or n{blank}t to be'.")
+    _known(text.replace(blank, ""), tokenizer)
+    predictions = predict_masked(model, tokenizer, text.replace(blank, " "), positions, k=k)
+    guesses = {p.position: p for p in predictions}
+    filled = "".join(guesses[i].candidates[0][0] if i in guesses else c for i, c in enumerate(text))
+    spans = []
+    for i, c in enumerate(filled):
+        if i in guesses:
+            tip = html.escape(", ".join(f"{t!r} {v:.0%}" for t, v in guesses[i].candidates))
+            spans.append(f'<span title="{tip}" style="background:#457b9d;color:white;border-radius:3px;padding:0 1px">'
+                         f'{html.escape(c)}</span>')
+        else:
+            spans.append(html.escape(c))
+    return filled, f'<div style="font-family:monospace;font-size:120%">{"".join(spans)}</div>', predictions
+
+
+def fill_blanks_widget(model, tokenizer, text: str):
+    """A text box: type a sentence with _ for missing characters; the model's guesses appear below."""
+    import ipywidgets as w
+    from IPython.display import HTML, display
+
+    box = w.Text(value=text, description="your text", layout=w.Layout(width="100%"), continuous_update=False)
+    out = w.Output()
+
+    def update(_=None):
+        with out:
+            out.clear_output(wait=True)
+            try:
+                _, shown, _ = fill_blanks_view(model, tokenizer, box.value)
+            except ValueError as err:
+                shown = _error_html(str(err))
+            display(HTML(shown))
+
+    box.observe(update, names="value")
+    update()
+    return w.VBox([box, out])
+
+
 # ---- 06 predictions -----------------------------------------------------------------------------------
 
 def _known(text: str, tokenizer) -> None:

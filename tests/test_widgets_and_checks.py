@@ -143,3 +143,19 @@ def test_curriculum_view_and_widget():
     pick.value = ("fixed 128",)
     axis.value = "seconds"
     pick.value = ()
+
+
+def test_fill_blanks_view_and_widget(tokenizer):
+    from mlm_lib.pretrain import reference_checkpoint
+    from mlm_lib.widgets import fill_blanks_view, fill_blanks_widget
+
+    model = reference_checkpoint().model
+    filled, html, predictions = fill_blanks_view(model, tokenizer, "To be, or not to be, that is the q_estion")
+    assert filled == "To be, or not to be, that is the question" and len(predictions) == 1
+    assert html.count("<span title=") == 1
+    with pytest.raises(ValueError, match="at least one _"):
+        fill_blanks_view(model, tokenizer, "no blanks")
+    with pytest.raises(ValueError, match="never seen"):
+        fill_blanks_view(model, tokenizer, "caf_ crème")
+    widget = fill_blanks_widget(model, tokenizer, "H_mlet")
+    widget.children[0].value = "no blanks"  # a message, not a traceback
