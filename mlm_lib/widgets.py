@@ -132,7 +132,7 @@ def fill_blanks_widget(model, tokenizer, text: str):
     import ipywidgets as w
     from IPython.display import HTML, display
 
-    box = w.Text(value=text, description="your text", layout=w.Layout(width="100%"), continuous_update=False)
+    box = w.Text(value=text, description="your text", layout=w.Layout(width="100%"))
     out = w.Output()
 
     def update(_=None):

@@ -43,3 +43,17 @@ def test_experiment_command_smoke(tmp_path, capsys):
     assert "tokens to reach" in capsys.readouterr().out
     with pytest.raises(ValueError, match="Unknown preset"):
         ce.run_experiment("huge")
+
+
+def test_shipped_full_results_say_what_the_course_says():
+    full = ce.load_results("curriculum-full")
+    assert full["command"] == "python -m mlm_lib.curriculum_experiment --preset full --out runs/curriculum-full.json"
+    assert len(full["runs"]) == 13 and full["settings"]["steps"] == 600
+    s = full["summary"]["schedules"]
+    assert all(loss > 3.0 for loss in s["fixed 128"]["final_loss_per_seed"])  # never left the plateau
+    assert s["linear 16->128 by 50%"]["token_ratio"] == pytest.approx(0.50, abs=0.01)
+    assert s["step 16->128 at 50%"]["token_ratio"] == pytest.approx(0.63, abs=0.01)
+    assert s["linear 32->128 by 50%"]["final_loss"] > 3.0 and s["linear 16->128 by 25%"]["token_ratio"] > 1
+    assert [round(x, 2) for x in s["linear 16->128 by 50%"]["final_loss_per_seed"]] == [2.35, 2.98, 2.47]
+    budgets = {r["history"]["tokens"][-1] for r in full["runs"]}
+    assert max(budgets) - min(budgets) < 0.01 * max(budgets)  # every run saw the same number of characters
