@@ -161,30 +161,26 @@ def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0) -> 
 
 
 def bench_interaction(repeats: int = 20, length: int = 300) -> dict:
-    """The prediction explorer's update on a `length`-character passage: encode, mask 15%, one batched
-    forward pass, top-5 for every blank, and a bar chart rendered to PNG (what the widget displays)."""
-    import io
-
+    """The prediction explorer's whole update (`mlm_lib.widgets.prediction_view`, what the widget runs when
+    a control moves) on a `length`-character passage with the shipped model: encode, mask 15%, one batched
+    forward pass, top-5 for every blank, the coloured text and the attention of one blank (HTML), and the
+    top-k chart rendered to PNG as the widget displays it."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    from .data import CharTokenizer, load_corpus
-    from .predict import predict_masked
-    from .viz import plot_topk
+    from .data import load_corpus
+    from .pretrain import reference_checkpoint
+    from .viz import figure_png
+    from .widgets import prediction_view
 
-    text = load_corpus()
-    tokenizer = CharTokenizer.from_text(text)
-    passage = text[10_000:10_000 + length]
-    sizes, trained_length, _ = CONFIGS["checkpoint"]
-    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, max_len=128, **sizes)).eval()
+    checkpoint = reference_checkpoint()
+    model, tokenizer = checkpoint.model.eval(), checkpoint.tokenizer
+    passage = load_corpus()[10_000:10_000 + length]
 
     def update():
-        predictions = predict_masked(model, tokenizer, passage, k=5, window=trained_length, seed=0)
-        fig = plot_topk(predictions[0].candidates)
-        fig.savefig(io.BytesIO(), format="png")
-        plt.close(fig)
+        _, fig, predictions = prediction_view(model, tokenizer, passage, rate=0.15, seed=0, k=5)
+        figure_png(fig)  # rendered exactly as the widget renders it
         return len(predictions)
 
     blanks = update()

@@ -154,20 +154,20 @@ def predictions_html(text: str, predictions, focus: int | None = None, title: st
             f'<div style="margin-top:4px;font-size:90%">{legend}</div></div>')
 
 
-def plot_prediction(candidates, attention, context: list[str], target: int, title: str = ""):
-    """One blank: its top-k candidates (left) and where it looked (right): `attention` (one weight per
-    character of `context`, summing to 1), with the blank itself at index `target` outlined."""
-    fig, (ax_top, ax_att) = plt.subplots(1, 2, figsize=(11, 2.6), dpi=DPI, gridspec_kw={"width_ratios": [1, 3.2]})
-    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.22, top=0.85, wspace=0.15)
-    plot_topk(candidates, title=title, ax=ax_top)
-    weights = [float(a) for a in attention]
-    bars = ax_att.bar(range(len(weights)), weights, color="#457b9d")
-    bars[target].set_color("#e63946")
-    ax_att.set_xticks(range(len(context)), [_show_char(c) for c in context], fontsize=7, family="monospace")
-    ax_att.set_xlim(-0.6, len(weights) - 0.4)
-    ax_att.set_ylabel("attention")
-    ax_att.set_title("where the blank (red) looked: last layer, mean over heads", fontsize=10)
-    return fig
+def attention_html(context: list[str], weights, target: int, title: str = "") -> str:
+    """Where one blank looked: the characters of its window shaded by the attention they got (darker =
+    more; one weight per character, summing to 1), the blank itself framed in red. HTML rather than a
+    plot: the browser draws 64 labelled cells for free, matplotlib would take ~60 ms per redraw."""
+    weights = [float(w) for w in weights]
+    top = max(weights) or 1.0
+    cells = []
+    for i, (char, w) in enumerate(zip(context, weights)):
+        frame = "outline:2px solid #e63946;" if i == target else ""
+        ink = "white" if w / top > 0.55 else "black"
+        cells.append(f'<span title="{w:.1%}" style="background:rgba(69,123,157,{w / top:.2f});color:{ink};{frame}'
+                     f'padding:0 1px">{html.escape(_show_char(char))}</span>')
+    head = f"<b>{html.escape(title)}</b><br>" if title else ""
+    return f'<div style="font-family:monospace;line-height:1.8;margin-top:6px">{head}{"".join(cells)}</div>'
 
 
 def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None):
@@ -197,3 +197,14 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None):
         ax.set_title(title, fontsize=10)
     ax.figure.tight_layout()
     return ax.figure
+
+
+def figure_png(fig) -> bytes:
+    """The figure as PNG bytes, closed afterwards: what a widget displays. Figures here set their own
+    margins, so no second "tight" drawing pass is needed (the notebook's default display does one)."""
+    import io
+
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()

@@ -14,7 +14,7 @@ import torch
 from .curriculum import LengthSchedule
 from .masking import OUTCOME_NAMES, mask_tokens
 from .predict import predict_masked
-from .viz import masked_text_html, plot_attention, plot_curves, plot_prediction, predictions_html
+from .viz import attention_html, figure_png, masked_text_html, plot_attention, plot_curves, plot_topk, predictions_html
 
 
 def _error_html(message: str) -> str:
@@ -163,8 +163,8 @@ def prediction_view(model, tokenizer, text: str, positions=None, *, rate: float 
                     focus: int = 0, window: int = 64):
     """Mask `text` at `positions` (or at random: `rate`, `seed`) and let the model fill the blanks.
 
-    Returns (HTML of the text with the guesses coloured right/wrong, a Figure with the top-k candidates
-    of blank number `focus` and its attention, the list of `Prediction`s).
+    Returns (HTML: the text with the guesses coloured right/wrong, then where blank number `focus` looked;
+    a Figure: that blank's top-k candidates; the list of `Prediction`s).
     """
     _known(text, tokenizer)
     predictions = predict_masked(model, tokenizer, text, positions, k=k, window=window, rate=rate, seed=seed)
@@ -183,8 +183,10 @@ def prediction_view(model, tokenizer, text: str, positions=None, *, rate: float 
     attention = model.attentions(ids[None, start:start + width])[-1][0].mean(0)[p.position - start]
     context = [tokenizer.tokens[i] if i == tokenizer.mask_id else text[start + j]
                for j, i in enumerate(ids[start:start + width].tolist())]
-    fig = plot_prediction(p.candidates, attention, context, p.position - start,
-                          title=f"blank {focus}: was {p.original!r}")
+    html_text += attention_html(context, attention, p.position - start,
+                                title=f"where blank {focus} (framed) looked: last layer, mean over heads; "
+                                      "darker = more attention (hover for the share)")
+    fig = plot_topk(p.candidates, title=f"blank {focus}: was {p.original!r}")
     return html_text, fig, predictions
 
 
@@ -192,8 +194,7 @@ def prediction_widget(model, tokenizer, text: str, seed: int = 0):
     """The masked-prediction explorer: type text, mask at random (rate, seed) or at chosen positions,
     pick a blank, and see the guesses, the top-k bar chart and the blank's attention."""
     import ipywidgets as w
-    import matplotlib.pyplot as plt
-    from IPython.display import HTML, display
+    from IPython.display import HTML, Image, display
 
     box = w.Textarea(value=text, layout=w.Layout(width="100%", height="70px"), description="text")
     rate = w.FloatSlider(value=0.15, min=0.05, max=0.5, step=0.05, description="mask rate")
@@ -219,8 +220,7 @@ def prediction_widget(model, tokenizer, text: str, seed: int = 0):
             if focus.max != len(predictions) - 1:
                 focus.max = len(predictions) - 1
             display(HTML(html_text))
-            display(fig)
-            plt.close(fig)
+            display(Image(figure_png(fig)))
 
     for control in (box, rate, seed_box, chosen, focus):
         control.observe(update, names="value")

@@ -1,5 +1,6 @@
 """Widgets are thin views over pure functions (tested here without a browser); checks judge exercises."""
 import math
+import re
 
 import pytest
 import torch
@@ -101,9 +102,12 @@ def test_prediction_view_and_widget(tokenizer):
     model = reference_checkpoint().model
     text = "To be, or not to be, that is the question"
     html, fig, predictions = prediction_view(model, tokenizer, text, [3, 9, 40], focus=1)
-    assert [p.position for p in predictions] == [3, 9, 40] and html.count("<span title=") == 3
-    assert len(fig.axes) == 2 and len(fig.axes[1].patches) == len(text)  # one attention bar per character
-    assert abs(sum(b.get_height() for b in fig.axes[1].patches) - 1) < 1e-4  # a softmax row sums to 1
+    assert [p.position for p in predictions] == [3, 9, 40]
+    assert html.count('<span title="blank') == 3                   # the three guesses, coloured
+    shares = [float(x) for x in re.findall(r'<span title="([\d.]+)%"', html)]
+    assert len(shares) == len(text) and abs(sum(shares) - 100) < 0.1 * len(text)  # one attention cell per character
+    assert html.count("outline:2px solid") == 1                    # the focused blank is framed
+    assert len(fig.axes) == 1 and len(fig.axes[0].patches) == 5    # its top-5 candidates
     assert prediction_view(model, tokenizer, text, seed=2)[0] == prediction_view(model, tokenizer, text, seed=2)[0]
     with pytest.raises(ValueError, match="never seen 'é'"):
         prediction_view(model, tokenizer, "café")
