@@ -149,8 +149,9 @@ def run_experiment(preset: str = "small", *, data=None, seeds=None, callback=Non
 def report(result: dict) -> str:
     """A plain-text table of the summary, as printed by the command."""
     summary = result["summary"]
-    lines = [f"{'schedule':>24} {'seeds':>5} {'mid loss':>9} {'final loss':>10} {'final acc':>9} "
-             f"{'minutes':>7} {'tokens to reach':>16}"]
+    header = (f"{'schedule':>24} {'seeds':>5} {'mid loss':>9} {'final loss':>10} {'final acc':>9} "
+              f"{'minutes':>7} {'tokens to reach':>16}")
+    lines = [header]
     for label, e in summary["schedules"].items():
         reach = (f"{e['token_ratio']:.2f}x of {summary['baseline']}" if e["token_ratio"] is not None
                  else ("-" if label == summary["baseline"] else "never"))
