@@ -185,10 +185,10 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None):
             if len(group) > 1 and x == "tokens":
                 ax.plot(h[key], h["val_loss"], color=f"C{i}", lw=0.7, alpha=0.35)
         n = min(len(h["val_loss"]) for h in group)
-        mean_x = [sorted(h[key][j] for h in group)[(len(group) - 1) // 2] for j in range(n)]
+        median_x = [sorted(h[key][j] for h in group)[(len(group) - 1) // 2] for j in range(n)]
         mean_y = [sum(h["val_loss"][j] for h in group) / len(group) for j in range(n)]
         seeds = f" ({len(group)} seeds)" if len(group) > 1 else ""
-        ax.plot(mean_x, mean_y, "o-", ms=3, color=f"C{i}", label=label + seeds)
+        ax.plot(median_x, mean_y, "o-", ms=3, color=f"C{i}", label=label + seeds)
     ax.set_xlabel("training tokens seen" if x == "tokens" else "wall time (s)")
     ax.set_ylabel("held-out masked loss (nats)")
     ax.grid(alpha=0.3)

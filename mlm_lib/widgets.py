@@ -21,6 +21,14 @@ def _error_html(message: str) -> str:
     return f'<div style="color:#b00020;font-family:monospace">⚠ {html.escape(message)}</div>'
 
 
+def _known(text: str, tokenizer) -> None:
+    """The tokenizer would quietly turn unknown characters into [UNK]; a learner should be told instead."""
+    unknown = sorted({c for c in text if c not in tokenizer.tokens})
+    if unknown:
+        raise ValueError(f"The model has never seen {', '.join(map(repr, unknown))}: its vocabulary is the "
+                         "characters of Shakespeare's plays. Replace or remove them.")
+
+
 # ---- 02 masking ---------------------------------------------------------------------------------------
 
 def masking_view(text: str, tokenizer, select_prob: float = 0.15, mask_prob: float = 0.8,
@@ -150,13 +158,6 @@ def fill_blanks_widget(model, tokenizer, text: str):
 
 
 # ---- 06 predictions -----------------------------------------------------------------------------------
-
-def _known(text: str, tokenizer) -> None:
-    unknown = sorted({c for c in text if c not in tokenizer.tokens})
-    if unknown:
-        raise ValueError(f"The model has never seen {', '.join(map(repr, unknown))}: its vocabulary is the "
-                         "characters of Shakespeare's plays. Replace or remove them.")
-
 
 @torch.no_grad()
 def prediction_view(model, tokenizer, text: str, positions=None, *, rate: float = 0.15, seed: int = 0, k: int = 5,

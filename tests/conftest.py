@@ -33,3 +33,16 @@ def small_tokenizer():
 @pytest.fixture(autouse=True)
 def _seed():
     torch.manual_seed(0)
+
+
+@pytest.fixture
+def make_run():
+    """A fake curriculum run (as `mlm_lib.curriculum_experiment.run_schedule` returns it) with the given
+    held-out losses, one evaluation per 100 training tokens: for tests of the summary and the views."""
+    def make(label, schedule, losses, seed=0):
+        tokens = [100 * (i + 1) for i in range(len(losses))]
+        return {"label": label, "schedule": schedule.to_dict(), "seed": seed,
+                "history": {"step": list(range(1, len(losses) + 1)), "tokens": tokens, "seconds": tokens,
+                            "eval_tokens": tokens, "eval_seconds": [t / 100 for t in tokens], "val_loss": losses,
+                            "val_accuracy": [0.5] * len(losses)}}
+    return make

@@ -7,13 +7,6 @@ from mlm_lib import curriculum_experiment as ce
 from mlm_lib.curriculum import fixed, linear
 
 
-def _run(label, schedule, losses, seed=0):
-    tokens = [100 * (i + 1) for i in range(len(losses))]
-    return {"label": label, "schedule": schedule.to_dict(), "seed": seed,
-            "history": {"tokens": tokens, "seconds": tokens, "eval_tokens": tokens, "val_loss": losses,
-                        "val_accuracy": [0.3] * len(losses)}}
-
-
 def test_tokens_to_reach_interpolates_between_evaluations():
     history = {"eval_tokens": [100, 200, 300], "val_loss": [3.0, 2.0, 1.5]}
     assert ce.tokens_to_reach(history, 3.0) == 100
@@ -22,8 +15,8 @@ def test_tokens_to_reach_interpolates_between_evaluations():
     assert ce.tokens_to_reach(history, 1.0) is None
 
 
-def test_summarize_compares_with_the_first_schedule():
-    runs = [_run("fixed", fixed(64), [3.0, 2.8, 2.6, 2.4]), _run("linear", linear(16, 64), [2.9, 2.4, 2.2, 2.0])]
+def test_summarize_compares_with_the_first_schedule(make_run):
+    runs = [make_run("fixed", fixed(64), [3.0, 2.8, 2.6, 2.4]), make_run("linear", linear(16, 64), [2.9, 2.4, 2.2, 2.0])]
     summary = ce.summarize(runs)
     assert summary["baseline"] == "fixed"
     lin = summary["schedules"]["linear"]

@@ -121,20 +121,12 @@ def test_prediction_view_and_widget(tokenizer):
     focus.value = 2
 
 
-def _fake_run(label, schedule, losses, seed=0):
-    tokens = [1000 * (i + 1) for i in range(len(losses))]
-    return {"label": label, "schedule": schedule.to_dict(), "seed": seed,
-            "history": {"step": list(range(1, len(losses) + 1)), "tokens": tokens, "seconds": tokens,
-                        "eval_tokens": tokens, "eval_seconds": [t / 100 for t in tokens], "val_loss": losses,
-                        "val_accuracy": [0.5] * len(losses)}}
-
-
-def test_curriculum_view_and_widget():
+def test_curriculum_view_and_widget(make_run):
     from mlm_lib.curriculum import fixed, linear
     from mlm_lib.widgets import curriculum_view, curriculum_widget
 
-    runs = [_fake_run("fixed 128", fixed(128), [3.2, 3.1, 3.0, 2.9]),
-            _fake_run("linear 16->128 by 50%", linear(16, 128), [3.1, 2.8, 2.5, 2.3])]
+    runs = [make_run("fixed 128", fixed(128), [3.2, 3.1, 3.0, 2.9]),
+            make_run("linear 16->128 by 50%", linear(16, 128), [3.1, 2.8, 2.5, 2.3])]
     fig, finals = curriculum_view(runs, ["fixed 128", "linear 16->128 by 50%"], x="seconds")
     assert finals == {"fixed 128": 2.9, "linear 16->128 by 50%": 2.3}
     assert [line.get_ydata()[0] for line in fig.axes[0].lines] == [128, 16]  # the schedules' first lengths
