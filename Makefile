@@ -6,7 +6,9 @@ VENV ?= .venv
 TORCH_INDEX ?=
 PY := $(VENV)/bin/python
 PIP_EXTRA := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX),)
-NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300
+NOTEBOOKS := $(wildcard notebooks/*/[0-9][0-9]_*.ipynb)
+BENCH_OUT ?= runs/bench-2core
 
 .PHONY: lab test test-fast student bench notebooks clean
 
@@ -27,17 +29,19 @@ lab: $(VENV)/.lab-installed
 test: $(VENV)/.test-installed
 	$(PY) -m pytest tests notebooks $(NBVAL)
 
-test-fast: $(VENV)/.test-installed   ## library tests only, no notebooks
-	$(PY) -m pytest tests
+test-fast: $(VENV)/.test-installed   ## library tests only: no notebook runs, no command smoke runs
+	$(PY) -m pytest tests -m "not slow"
 
 student: $(VENV)/.lab-installed      ## student copies of the notebooks, solutions removed, in student/
-	$(PY) -m mlm_lib.student notebooks student
+	$(PY) -m mlm_lib.course.student notebooks student
 
 bench: $(VENV)/.test-installed        ## training-step throughput against Hugging Face and other peers
-	$(PY) -m mlm_lib.bench --json benchmarks/bench-2core.json | tee benchmarks/bench-2core.txt
+	@mkdir -p $(dir $(BENCH_OUT))
+	$(PY) -m mlm_lib.experiments.bench --json $(BENCH_OUT).json | tee $(BENCH_OUT).txt
+	@echo "Written to $(BENCH_OUT).{txt,json}; to update the committed figures: make bench BENCH_OUT=benchmarks/bench-2core"
 
 notebooks: $(VENV)/.test-installed    ## re-execute every notebook in place, top to bottom (outputs are committed)
-	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.record_timing=False notebooks/*.ipynb
+	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.record_timing=False $(NOTEBOOKS)
 
 clean:
 	rm -rf $(VENV) student .pytest_cache

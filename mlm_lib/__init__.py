@@ -1,6 +1,41 @@
 """mlm_lib: the small library the MLM notebooks build, one module per concept.
 
-data (corpus, tokenizer, windows) -> masking (BERT's 15% and 80/10/10) -> attention -> model (BERT)
--> training (loss, loop, checkpoints) -> curriculum (sequence-length schedules) -> viz (plots).
+Concepts (what a learner builds, in the order of the notebooks; none imports `course` or `experiments`):
+    data (corpus, tokenizer, windows; 01) -> masking (15% and 80/10/10; 02) -> attention (03)
+    -> model (BERT; 04) -> training (loss, step, loop; 05) and checkpoints (05) -> predict (06)
+    -> curriculum (sequence-length schedules; 07); baselines (what a model must beat; 01, 05, 06);
+    dropout (a faster CPU dropout the model uses).
+Course aids: `mlm_lib.course` (exercise checks, widgets, plots, student copies, shipped assets).
+Commands: `mlm_lib.experiments` (pretrain, curriculum, bench).
+
+The names below are the public API: `from mlm_lib import mask_tokens, BertForMLM, train`.
 """
-__version__ = "0.1.0"
+__version__ = "0.2.0"
+
+from .attention import MultiHeadAttention, padding_bias, scaled_dot_product_attention, softmax_entropy
+from .baselines import NeighbourCountModel, count_model_baseline, unigram_baseline
+from .checkpoints import Checkpoint, load_checkpoint, save_checkpoint
+from .curriculum import LengthSchedule, fixed, linear, step, summarize, tokens_to_reach
+from .data import (SPECIAL_TOKENS, VAL_FRACTION, CharTokenizer, load_corpus, prepare_data, random_windows,
+                   train_val_split)
+from .masking import (BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED,
+                      MaskingConfig, mask_tokens)
+from .model import MODEL_SIZES, BertConfig, BertForMLM, from_hf, to_hf
+from .predict import Prediction, predict_masked
+from .training import (TrainConfig, evaluate, lr_factor, make_optimizer, masked_accuracy, mlm_loss, train,
+                       train_step, training_batch)
+
+__all__ = [
+    "MultiHeadAttention", "padding_bias", "scaled_dot_product_attention", "softmax_entropy",
+    "NeighbourCountModel", "count_model_baseline", "unigram_baseline",
+    "Checkpoint", "load_checkpoint", "save_checkpoint",
+    "LengthSchedule", "fixed", "linear", "step", "summarize", "tokens_to_reach",
+    "SPECIAL_TOKENS", "VAL_FRACTION", "CharTokenizer", "load_corpus", "prepare_data", "random_windows",
+    "train_val_split",
+    "BERT_MASKING", "EVAL_SEED", "IGNORE_INDEX", "MASKED", "NOT_SELECTED", "OUTCOME_NAMES", "RANDOM", "UNCHANGED",
+    "MaskingConfig", "mask_tokens",
+    "MODEL_SIZES", "BertConfig", "BertForMLM", "from_hf", "to_hf",
+    "Prediction", "predict_masked",
+    "TrainConfig", "evaluate", "lr_factor", "make_optimizer", "masked_accuracy", "mlm_loss", "train", "train_step",
+    "training_batch",
+]

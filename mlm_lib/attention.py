@@ -1,5 +1,8 @@
 """Scaled dot-product attention, written out, and multi-head attention built on it.
 
+Taught in notebook 03 (attention): the weights in §1-§2, padding in §3, several heads in §4, what trained
+heads look at in §5.
+
 Every position asks a question (query), every position offers an answer key and a value; a position's
 output is the average of all values, weighted by how well its query matches each key. Dividing the dot
 products by sqrt(d) keeps their spread near 1 whatever the head size, so the softmax does not saturate
@@ -73,3 +76,12 @@ class MultiHeadAttention(nn.Module):
             out, weights = scaled_dot_product_attention(q, k, v, bias, p, self.training)
         out = self.output(out.transpose(1, 2).reshape(x.shape))
         return (out, weights) if return_weights else out
+
+
+def softmax_entropy(scores: torch.Tensor) -> torch.Tensor:
+    """Entropy (nats) of softmax(scores) along the last dimension: low = peaked, ln n = uniform.
+
+    Notebook 03 uses it to show why attention scores are divided by sqrt(d).
+    """
+    p = F.softmax(scores, -1)
+    return -(p * p.clamp_min(1e-12).log()).sum(-1)

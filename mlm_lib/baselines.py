@@ -1,4 +1,7 @@
-"""What a model must beat: guesses that use no context at all.
+"""What a model must beat: guesses that use no context at all, and one that counts its neighbours.
+
+Taught in notebook 01 (data and tokens), §6 (the unigram loss); the count model is the bar that notebooks
+05 and 06 hold the trained model against.
 
 A uniform guess over V tokens costs ln V nats. The unigram guess (always the same distribution, the
 character frequencies of the training text) is the best possible without looking at any neighbour:
@@ -9,6 +12,8 @@ from __future__ import annotations
 import math
 
 import torch
+
+from .masking import EVAL_SEED, IGNORE_INDEX, mask_tokens
 
 
 def unigram_baseline(train_ids: torch.Tensor, val_ids: torch.Tensor, vocab_size: int) -> dict:
@@ -79,14 +84,12 @@ class NeighbourCountModel:
         return guess
 
 
-def count_model_baseline(train_ids: torch.Tensor, val_ids: torch.Tensor, tokenizer, *, seed: int = 1234) -> dict:
+def count_model_baseline(train_ids: torch.Tensor, val_ids: torch.Tensor, tokenizer, *, seed: int = EVAL_SEED) -> dict:
     """Masked-character accuracy of `NeighbourCountModel` on held-out text, with and without masking its context.
 
     "masked": the context is the masked input, as the MLM sees it (BERT's 15% / 80-10-10, fixed seed).
     "clean": the same selected positions, but the neighbours are the true characters.
     """
-    from .masking import IGNORE_INDEX, mask_tokens
-
     model = NeighbourCountModel(train_ids, tokenizer.vocab_size)
     inputs, labels = mask_tokens(val_ids, tokenizer, generator=torch.Generator().manual_seed(seed))
     chosen = labels != IGNORE_INDEX

@@ -1,4 +1,8 @@
-"""Sequence-length curricula: which window length to train on at each point of training.
+"""Sequence-length curricula: which window length to train on at each point of training, and how to
+compare training runs that used different ones.
+
+Taught in notebook 07 (curriculum): schedules in §1-§2, the comparison ("tokens to reach the same loss")
+in §3-§4.
 
 Attention costs grow with the square of the length and, early on, a masked character is best guessed
 from its near neighbours anyway; long windows mostly add distraction until the model can use them
@@ -29,6 +33,10 @@ class LengthSchedule:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"Unknown schedule kind {self.kind!r}: choose one of {KINDS}.")
+        for name in ("short", "long", "multiple"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"LengthSchedule.{name} must be a whole number >= 1, got {value!r}.")
         if not 1 <= self.short <= self.long:
             raise ValueError(f"Need 1 <= short <= long, got short={self.short}, long={self.long}.")
         if not 0.0 <= self.until <= 1.0:
@@ -69,3 +77,59 @@ def step(short: int, long: int, at: float = 0.9) -> LengthSchedule:
 
 def linear(short: int, long: int, until: float = 0.5, multiple: int = 8) -> LengthSchedule:
     return LengthSchedule("linear", short=short, long=long, until=until, multiple=multiple)
+
+
+# ---- comparing runs ---------------------------------------------------------------------------------
+
+def tokens_to_reach(history: dict, loss: float) -> float | None:
+    """Training tokens after which the held-out loss first reaches `loss` (linear between evaluations);
+    None if it never does."""
+    previous = (0, float("inf"))
+    for tokens, value in zip(history["eval_tokens"], history["val_loss"]):
+        if value <= loss:
+            t0, v0 = previous
+            if v0 == float("inf"):
+                return float(tokens)
+            return t0 + (tokens - t0) * (v0 - loss) / (v0 - value)
+        previous = (tokens, value)
+    return None
+
+
+def _mean(values):
+    return sum(values) / len(values)
+
+
+def summarize(runs: list[dict]) -> dict:
+    """Per schedule (averaged over seeds): final and mid-point held-out loss and accuracy, wall time (median), and
+    the tokens needed to reach the loss that the *worse* of it and the baseline (the first label) reached
+    at the end, with their ratio. A ratio below 1 means the schedule needed fewer tokens than the baseline."""
+    labels = list(dict.fromkeys(r["label"] for r in runs))
+    by_label = {label: [r for r in runs if r["label"] == label] for label in labels}
+    baseline = labels[0]
+    out = {"baseline": baseline, "schedules": {}}
+    for label, group in by_label.items():
+        hist = [r["history"] for r in group]
+        mid = [h["val_loss"][len(h["val_loss"]) // 2 - 1] for h in hist]
+        entry = {"seeds": [r["seed"] for r in group],
+                 "final_loss": _mean([h["val_loss"][-1] for h in hist]),
+                 "final_accuracy": _mean([h["val_accuracy"][-1] for h in hist]),
+                 "final_loss_per_seed": [h["val_loss"][-1] for h in hist],
+                 "mid_loss": _mean(mid), "mid_tokens": hist[0]["eval_tokens"][len(hist[0]["eval_tokens"]) // 2 - 1],
+                 "tokens": _mean([h["tokens"][-1] for h in hist]),
+                 # median: one run slowed by other work on the machine must not move the figure
+                 "seconds": sorted(h["seconds"][-1] for h in hist)[(len(hist) - 1) // 2]}
+        out["schedules"][label] = entry
+    base = out["schedules"][baseline]
+    for label, entry in out["schedules"].items():
+        target = max(entry["final_loss"], base["final_loss"])
+        pairs = []
+        for run in by_label[label]:
+            same_seed = [r for r in by_label[baseline] if r["seed"] == run["seed"]] or by_label[baseline]
+            pairs.append((tokens_to_reach(run["history"], target), tokens_to_reach(same_seed[0]["history"], target)))
+        mine, theirs = [p[0] for p in pairs], [p[1] for p in pairs]
+        entry["target_loss"] = target
+        entry["tokens_to_target"] = None if None in mine else _mean(mine)
+        entry["baseline_tokens_to_target"] = None if None in theirs else _mean(theirs)
+        entry["token_ratio"] = (entry["tokens_to_target"] / entry["baseline_tokens_to_target"]
+                                if entry["tokens_to_target"] and entry["baseline_tokens_to_target"] else None)
+    return out

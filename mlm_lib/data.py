@@ -1,5 +1,8 @@
 """Text in, token ids out: the corpus, a character tokenizer and random training windows.
 
+Taught in notebook 01 (data and tokens): the corpus in §1, the tokenizer in §3, the held-out split in §4,
+random windows in §5.
+
 A character-level model keeps the vocabulary tiny (about 80 symbols for Shakespeare), so every idea of
 BERT pretraining can be seen and trained on a laptop CPU; BERT itself uses WordPiece, which changes the
 vocabulary but nothing else in the course.
@@ -14,6 +17,7 @@ from pathlib import Path
 import torch
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+VAL_FRACTION = 0.05  # the end of the corpus held out for evaluation, by every model the course trains
 
 _SPEAKER = re.compile(r"^\*\*(.+?)\*\*\s*$")
 
@@ -85,7 +89,7 @@ def load_corpus(path: str | Path | None = None) -> str:
     return text
 
 
-def train_val_split(text: str, val_fraction: float = 0.1) -> tuple[str, str]:
+def train_val_split(text: str, val_fraction: float = VAL_FRACTION) -> tuple[str, str]:
     """Split off the *end* of the text for validation.
 
     A contiguous split (rather than shuffled lines) keeps held-out text really unseen: neighbouring
@@ -179,3 +183,11 @@ def random_windows(ids: torch.Tensor, batch_size: int, length: int, generator: t
         raise ValueError(f"The text has {len(ids)} tokens, fewer than one window of {length}: use a shorter length or more text.")
     starts = torch.randint(0, len(ids) - length + 1, (batch_size,), generator=generator)
     return ids[starts[:, None] + torch.arange(length)]
+
+
+def prepare_data(corpus: str | Path | None = None, val_fraction: float = VAL_FRACTION):
+    """The corpus as the course trains on it: `(tokenizer, train_ids, val_ids)`, split as for the shipped model."""
+    text = load_corpus(corpus)
+    tokenizer = CharTokenizer.from_text(text)
+    train_text, val_text = train_val_split(text, val_fraction)
+    return tokenizer, tokenizer.encode(train_text), tokenizer.encode(val_text)

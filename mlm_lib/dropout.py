@@ -1,5 +1,8 @@
 """Dropout with a cheaper random mask, for training on a CPU.
 
+Used by the model (notebook 04); why it exists is the speed section of README (measured by
+`python -m mlm_lib.experiments.bench`).
+
 Dropout zeroes each activation with probability p during training (and scales the rest by 1/(1-p), so
 the expected value is unchanged); it keeps units from co-adapting. PyTorch's CPU kernel draws one
 random number per element through a Bernoulli sampler, and at this course's sizes that costs more than

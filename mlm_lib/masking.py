@@ -1,91 +1,151 @@
-"""BERT's masking rule, done exactly.
+"""BERT's masking rule: which positions the model must predict, and what it sees there.
+
+Taught in notebook 02 (masking): the rule built by hand in §2-§3, checked against this module in §4.
 
 Each ordinary position is *selected* with probability `select_prob` (15% in BERT) and the model is
 asked to predict the original token there. A selected position is shown to the model as
 
 * `[MASK]` with probability `mask_prob` (80%),
-* a random ordinary token with probability `random_prob` (10%),
+* a random token with probability `random_prob` (10%),
 * itself, unchanged, otherwise (10%).
 
 The three outcomes are mutually exclusive: one uniform number per selected position decides which,
-so the shares really are 80/10/10. Special tokens (`[PAD]`, `[CLS]`, ...) are never selected, and random
-replacements are drawn from ordinary tokens only, because the model must never be taught to predict
-padding or to see a `[MASK]` that it is not asked about.
+so the shares really are 80/10/10. Special tokens (`[PAD]`, `[CLS]`, ...) are never selected.
 
-Like Hugging Face's collator (and unlike Google's data script, which picks a fixed count per sequence),
-every position gets its own coin flip: the mean is the same, the count per sequence varies a little more,
-and it works on any batch shape without loops.
+Where this differs from the original, on purpose: Google's `create_pretraining_data.py` picks a fixed
+number of positions per sequence and draws a random replacement from the *whole* vocabulary (specials
+and `[unused]` entries included); Hugging Face's collator flips a coin per position and also draws from
+the whole vocabulary. By default this module draws replacements from ordinary tokens only, so the model
+is never shown a `[MASK]` or `[PAD]` it is not asked about: the course's improvement, not BERT's rule.
+`MaskingConfig(random_from="vocabulary")` gives the original draw. Like Hugging Face, every position gets
+its own coin flip: the mean is the same as Google's, the count per sequence varies a little more, and it
+works on any batch shape without loops.
 """
 from __future__ import annotations
+
+import numbers
+from dataclasses import asdict, dataclass, replace
 
 import torch
 
 IGNORE_INDEX = -100  # what `torch.nn.functional.cross_entropy` skips by default
+EVAL_SEED = 1234     # the fixed masking of held-out text, so that every evaluation of every run compares
 
 # Outcome codes, one per position: what `mask_outcomes` decided.
 NOT_SELECTED, MASKED, RANDOM, UNCHANGED = 0, 1, 2, 3
 OUTCOME_NAMES = {NOT_SELECTED: "not selected", MASKED: "[MASK]", RANDOM: "random", UNCHANGED: "unchanged"}
+RANDOM_FROM = ("ordinary", "vocabulary")
 
 
-def check_probabilities(select_prob: float, mask_prob: float, random_prob: float) -> None:
-    """Raise a ValueError that says what to change when the three probabilities make no sense."""
-    for name, p in (("select_prob", select_prob), ("mask_prob", mask_prob), ("random_prob", random_prob)):
-        if not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
-            raise ValueError(f"{name} must be a probability between 0 and 1, got {p!r} (BERT uses 0.15 / 0.8 / 0.1).")
-    if mask_prob + random_prob > 1.0 + 1e-9:
-        raise ValueError(
-            f"mask_prob + random_prob = {mask_prob + random_prob:g} > 1: they share the selected positions, "
-            "and what is left (1 - mask_prob - random_prob) stays unchanged. Lower one of them."
-        )
+def _probability(name: str, p) -> float:
+    """`p` as a float in [0, 1]; numpy scalars and 0-d tensors are fine, anything else is refused clearly."""
+    if isinstance(p, torch.Tensor) and p.numel() == 1:
+        p = p.item()
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"{name} must be a probability between 0 and 1, got {p!r} (BERT uses 0.15 / 0.8 / 0.1).")
+    return float(p)
 
 
-def mask_outcomes(ids: torch.Tensor, special_ids, *, select_prob: float = 0.15, mask_prob: float = 0.8,
-                  random_prob: float = 0.1, generator: torch.Generator | None = None) -> torch.Tensor:
+@dataclass(frozen=True)
+class MaskingConfig:
+    """The masking rule's numbers, in one place: BERT's by default.
+
+    select_prob: share of ordinary positions to predict. mask_prob / random_prob: shares of the selected
+    positions shown as `[MASK]` / as a random token (the rest stay unchanged). random_from: "ordinary"
+    (the course's default: never a special token) or "vocabulary" (Google's and Hugging Face's draw).
+    """
+
+    select_prob: float = 0.15
+    mask_prob: float = 0.8
+    random_prob: float = 0.1
+    random_from: str = "ordinary"
+
+    def __post_init__(self):
+        for name in ("select_prob", "mask_prob", "random_prob"):
+            object.__setattr__(self, name, _probability(name, getattr(self, name)))
+        if self.mask_prob + self.random_prob > 1.0 + 1e-9:
+            raise ValueError(
+                f"mask_prob + random_prob = {self.mask_prob + self.random_prob:g} > 1: they share the selected "
+                "positions, and what is left (1 - mask_prob - random_prob) stays unchanged. Lower one of them."
+            )
+        if self.random_from not in RANDOM_FROM:
+            raise ValueError(f"random_from must be one of {RANDOM_FROM}, got {self.random_from!r}.")
+
+    @property
+    def unchanged_prob(self) -> float:
+        return 1.0 - self.mask_prob - self.random_prob
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+BERT_MASKING = MaskingConfig()
+
+
+def masking_config(masking: MaskingConfig | None = None, **overrides) -> MaskingConfig:
+    """`masking` (BERT's by default) with some numbers changed: `masking_config(select_prob=0.4)`."""
+    if masking is not None and not isinstance(masking, MaskingConfig):
+        raise TypeError(f"masking must be a MaskingConfig, got {type(masking).__name__}.")
+    given = {k: v for k, v in overrides.items() if v is not None}
+    return replace(masking or BERT_MASKING, **given) if given else (masking or BERT_MASKING)
+
+
+def check_ids(ids, vocab_size: int | None = None, what: str = "ids") -> None:
+    """Refuse what is not a tensor of token ids, or holds ids outside the vocabulary."""
+    if not isinstance(ids, torch.Tensor) or ids.dtype != torch.long:
+        raise TypeError(f"{what} must be a torch.long tensor of token ids, e.g. tokenizer.encode(text).")
+    if vocab_size is not None and ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= vocab_size):
+        raise ValueError(f"{what} hold ids outside the vocabulary [0, {vocab_size}): were they encoded with this "
+                         "tokenizer?")
+
+
+def mask_outcomes(ids: torch.Tensor, special_ids, masking: MaskingConfig = BERT_MASKING, *,
+                  generator: torch.Generator | None = None) -> torch.Tensor:
     """Decide, for every position, NOT_SELECTED / MASKED / RANDOM / UNCHANGED (a tensor of codes).
 
     Two uniform draws per position: the first selects, the second picks the outcome by falling into
     [0, mask_prob), [mask_prob, mask_prob + random_prob) or the rest.
     """
-    check_probabilities(select_prob, mask_prob, random_prob)
     selectable = ~torch.isin(ids, torch.as_tensor(list(special_ids), dtype=ids.dtype))
-    selected = (torch.rand(ids.shape, generator=generator) < select_prob) & selectable
+    selected = (torch.rand(ids.shape, generator=generator) < masking.select_prob) & selectable
     which = torch.rand(ids.shape, generator=generator)
     outcome = torch.full_like(ids, UNCHANGED)
-    outcome[which < mask_prob + random_prob] = RANDOM
-    outcome[which < mask_prob] = MASKED
+    outcome[which < masking.mask_prob + masking.random_prob] = RANDOM
+    outcome[which < masking.mask_prob] = MASKED
     outcome[~selected] = NOT_SELECTED
     return outcome
 
 
-def apply_outcomes(ids: torch.Tensor, outcome: torch.Tensor, tokenizer, generator: torch.Generator | None = None):
+def apply_outcomes(ids: torch.Tensor, outcome: torch.Tensor, tokenizer, generator: torch.Generator | None = None,
+                   random_from: str = "ordinary"):
     """Build the model's inputs and the labels from the outcome codes; `ids` itself is not modified.
 
     Labels hold the original token where a prediction is asked for and IGNORE_INDEX elsewhere, so the
     loss only counts selected positions.
     """
-    special = set(tokenizer.special_ids)
-    ordinary = torch.tensor([i for i in range(tokenizer.vocab_size) if i not in special], dtype=ids.dtype)
+    special = set(tokenizer.special_ids) if random_from == "ordinary" else set()
+    pool = torch.tensor([i for i in range(tokenizer.vocab_size) if i not in special], dtype=ids.dtype)
     inputs = ids.clone()
     inputs[outcome == MASKED] = tokenizer.mask_id
     is_random = outcome == RANDOM
-    picks = torch.randint(len(ordinary), (int(is_random.sum()),), generator=generator)
-    inputs[is_random] = ordinary[picks]
+    picks = torch.randint(len(pool), (int(is_random.sum()),), generator=generator)
+    inputs[is_random] = pool[picks]
     labels = torch.where(outcome == NOT_SELECTED, torch.full_like(ids, IGNORE_INDEX), ids)
     return inputs, labels
 
 
-def mask_tokens(ids: torch.Tensor, tokenizer, *, select_prob: float = 0.15, mask_prob: float = 0.8,
-                random_prob: float = 0.1, generator: torch.Generator | None = None,
-                return_outcome: bool = False):
+def mask_tokens(ids: torch.Tensor, tokenizer, masking: MaskingConfig | None = None, *,
+                select_prob: float | None = None, mask_prob: float | None = None, random_prob: float | None = None,
+                generator: torch.Generator | None = None, return_outcome: bool = False):
     """BERT's masking of a batch of token ids (any shape): returns `(inputs, labels)`.
 
     `inputs` is a new tensor to feed the model; `labels` is the original id at selected positions and
-    -100 elsewhere. With `return_outcome=True` the outcome codes come third (for plots and widgets).
-    Pass a seeded `torch.Generator` to get the same masking every time.
+    -100 elsewhere. The numbers come from `masking` (BERT's by default); `select_prob=...` and the other
+    keywords change one of them for this call. With `return_outcome=True` the outcome codes come third
+    (for plots and widgets). Pass a seeded `torch.Generator` to get the same masking every time.
     """
-    if not isinstance(ids, torch.Tensor) or ids.dtype != torch.long:
-        raise TypeError("mask_tokens expects a torch.long tensor of token ids, e.g. tokenizer.encode(text).")
-    outcome = mask_outcomes(ids, tokenizer.special_ids, select_prob=select_prob, mask_prob=mask_prob,
-                            random_prob=random_prob, generator=generator)
-    inputs, labels = apply_outcomes(ids, outcome, tokenizer, generator)
+    check_ids(ids, tokenizer.vocab_size)
+    masking = masking_config(masking, select_prob=select_prob, mask_prob=mask_prob, random_prob=random_prob)
+    outcome = mask_outcomes(ids, tokenizer.special_ids, masking, generator=generator)
+    inputs, labels = apply_outcomes(ids, outcome, tokenizer, generator, masking.random_from)
     return (inputs, labels, outcome) if return_outcome else (inputs, labels)

@@ -1,15 +1,23 @@
-"""BERT for masked language modelling, as published, small enough to train on a CPU.
+"""BERT for masked language modelling, small enough to train on a CPU.
+
+Taught in notebook 04 (encoder): embeddings in §1, the encoder layer in §2, the MLM head and the whole
+model in §3, the parity with Hugging Face in §5.
 
 embeddings (word + position + token type, then LayerNorm)
   -> n_layers x [attention -> add & LayerNorm -> feed-forward (GELU) -> add & LayerNorm]   (post-LN)
   -> MLM head: dense -> GELU -> LayerNorm -> decoder whose weight *is* the word-embedding matrix, + bias
 
-This is exactly Hugging Face's `BertForMaskedLM`; `to_hf` / `from_hf` move weights both ways, and a
-test checks the logits agree. `pre_ln=True` gives the pre-LayerNorm variant (LayerNorm before each
-sub-layer and once at the end), which trains more stably at high learning rates but is not BERT.
+Which published BERT: Hugging Face's `BertForMaskedLM` (exact-erf GELU, normal(0, 0.02) initialisation).
+`to_hf` / `from_hf` move weights both ways and a test checks the logits agree, so "equal to HF's BERT"
+is proved. Google's original TensorFlow code differs in small ways the parity does not cover: it
+initialises with a *truncated* normal (std 0.02), uses the tanh approximation of GELU (within 4.7e-4 of
+the exact one) and its Adam skips bias correction. `pre_ln=True` gives the pre-LayerNorm variant
+(LayerNorm before each sub-layer and once more after the last layer), which trains more stably at high
+learning rates but is not BERT.
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import asdict, dataclass
 
 import torch
@@ -35,8 +43,33 @@ class BertConfig:
     pre_ln: bool = False
     fused_attention: bool = True
 
+    def __post_init__(self):
+        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_len", "type_vocab_size"):
+            value = getattr(self, name)
+            smallest = 0 if name == "n_layers" else 1
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < smallest:
+                raise ValueError(f"BertConfig.{name} must be a whole number >= {smallest}, got {value!r}.")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}): each head "
+                             "takes an equal slice of every token's vector.")
+        if not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}.")
+        if not 0 <= self.pad_id < self.vocab_size:
+            raise ValueError(f"pad_id {self.pad_id} is not an id of a vocabulary of {self.vocab_size} tokens.")
+
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+# Model sizes used in more than one place (the commands, the notebooks, the benchmark), named once.
+MODEL_SIZES = {
+    # the course's reference model (notebooks 00, 06) and the curriculum experiment (07)
+    "course": dict(d_model=128, n_layers=4, n_heads=8, d_ff=512, max_len=128, dropout=0.0),
+    # the labml.ai reference page's model, which the course grew from
+    "reference-page": dict(d_model=128, n_layers=6, n_heads=8, d_ff=256),
+    # seconds-long runs of the commands in the tests
+    "smoke": dict(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_len=64, dropout=0.0),
+}
 
 
 class Embeddings(nn.Module):
@@ -109,6 +142,8 @@ class MLMHead(nn.Module):
 
 
 class BertForMLM(nn.Module):
+    """Embeddings, a stack of encoder layers and the MLM head: BERT pretrained by masked-LM alone."""
+
     def __init__(self, config: BertConfig):
         super().__init__()
         self.config = config
@@ -120,7 +155,8 @@ class BertForMLM(nn.Module):
 
     @staticmethod
     def _init_weights(m):
-        """BERT's initialisation: normal(0, 0.02) weights, zero biases, LayerNorm at identity."""
+        """Hugging Face's BERT initialisation: normal(0, 0.02) weights (Google's code truncates the normal at
+        two standard deviations), zero biases, LayerNorm at identity, a zero `[PAD]` embedding."""
         if isinstance(m, (nn.Linear, nn.Embedding)):
             nn.init.normal_(m.weight, std=0.02)
         if isinstance(m, nn.Linear) and m.bias is not None:
@@ -152,15 +188,22 @@ class BertForMLM(nn.Module):
         x = self.final_norm(x)
         return (x, attentions) if return_attentions else x
 
-    def forward(self, ids, attention_mask=None, token_type_ids=None, positions=None):
-        """Logits over the vocabulary, (batch, length, vocab_size).
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        """Logits over the vocabulary at every position: (batch, length, vocab_size)."""
+        return self.head(self.encode(ids, attention_mask, token_type_ids))
 
-        With `positions` (a boolean tensor shaped like `ids`, e.g. `labels != -100`), only those
-        positions go through the MLM head and the result is (n_selected, vocab_size): the loss needs
-        nothing else, and skipping the other 85% saves most of the head's work in training.
+    def logits_at(self, ids, positions, attention_mask=None, token_type_ids=None):
+        """Logits at the chosen positions only: (n_chosen, vocab_size), rows in reading order.
+
+        `positions` is a boolean tensor shaped like `ids`, e.g. `labels != -100`. The loss needs nothing
+        else, and sending only those 15% through the MLM head saves most of the head's work in training
+        (taught in notebook 05, §2).
         """
-        h = self.encode(ids, attention_mask, token_type_ids)
-        return self.head(h[positions] if positions is not None else h)
+        if not isinstance(positions, torch.Tensor) or positions.dtype != torch.bool or positions.shape != ids.shape:
+            raise ValueError("positions must be a boolean tensor shaped like ids (e.g. labels != -100), got "
+                             f"{getattr(positions, 'dtype', type(positions).__name__)} of shape "
+                             f"{tuple(getattr(positions, 'shape', ()))} for ids of shape {tuple(ids.shape)}.")
+        return self.head(self.encode(ids, attention_mask, token_type_ids)[positions])
 
     def attentions(self, ids, attention_mask=None, token_type_ids=None) -> list[torch.Tensor]:
         """Attention weights of every layer, each (batch, heads, length, length), for plots."""

@@ -1,5 +1,7 @@
 """Ask a trained model to fill in blanks: the top-k candidates for masked positions of any text.
 
+Taught in notebook 06 (predictions), §1-§3; notebook 00 uses it to fill in a sentence you type.
+
 Each blank is predicted from a window of `window` characters (the length the model was trained on) in
 which it sits near the middle: positions the model never saw during training would only add noise, and
 windows make texts of any length work. All windows go through the model in one batch.
@@ -62,7 +64,7 @@ def predict_masked(model, tokenizer, text: str, positions=None, *, k: int = 5, w
     model.eval()
     # one row per blank in (window, offset) order, which is the order of `positions`: positions are sorted
     # and the best window of a later position never comes before that of an earlier one
-    probs = model(batch, positions=chosen).softmax(-1)
+    probs = model.logits_at(batch, chosen).softmax(-1)
     probs[:, tokenizer.special_ids] = 0.0                       # never offer [PAD], [MASK]...
     top = probs.topk(min(k, probs.size(-1)), dim=-1)
     return [Prediction(p, text[p], [(tokenizer.tokens[i], float(v)) for v, i in zip(vals, idx)])

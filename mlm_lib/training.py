@@ -1,48 +1,62 @@
-"""The masked-LM loss, the training loop and checkpoints.
+"""The masked-LM loss, one training step, and the training loop around it.
+
+Taught in notebook 05 (training): the loss in §1-§2, the optimiser and learning-rate schedule in §3, the
+loop written out by hand in §3 and this module's `train` in §4, resuming in §6.
 
 The loss is cross-entropy at the selected positions only: the other 85% carry their own token as
 input, so predicting them would teach nothing but copying. Optimisation follows BERT: AdamW with
 weight decay, a linear warm-up of the learning rate (Adam's early steps are noisy while its moment
 estimates are still empty), then a linear decay to zero, and gradient clipping.
+
+`train_step` is what one batch goes through (what the benchmark times and what a faster recipe or a
+distributed run changes); `train` is the loop around it: batches, evaluation, checkpoints, history.
 """
 from __future__ import annotations
 
+import numbers
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
+from .checkpoints import load_checkpoint, save_checkpoint
 from .curriculum import LengthSchedule
-from .data import CharTokenizer, random_windows
-from .masking import IGNORE_INDEX, mask_tokens
-from .model import BertConfig, BertForMLM
-
-CHECKPOINT_FORMAT = "mlm_lib-checkpoint-1"
+from .data import random_windows
+from .masking import BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MaskingConfig, mask_tokens
+from .model import BertForMLM
 
 
-def _selected(logits, labels):
-    """Logits and targets at the selected positions, whether `logits` covers every position or only those."""
-    chosen = labels != IGNORE_INDEX
-    if logits.shape[:-1] == labels.shape:
-        logits = logits[chosen]
-    return logits, labels[chosen]
+def _check_full_logits(logits: torch.Tensor, labels: torch.Tensor) -> None:
+    if logits.shape[:-1] != labels.shape:
+        raise ValueError(f"Expected logits for every position, shape {tuple(labels.shape)} + (vocab,), got "
+                         f"{tuple(logits.shape)}. For logits at the selected positions only (model.logits_at), "
+                         "compare with labels[labels != -100] directly.")
 
 
 def mlm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy (in nats) over the positions whose label is not -100.
 
-    `logits` may be (..., vocab) for every position or (n_selected, vocab) from `model(ids, positions=...)`.
+    `logits` covers every position: (..., vocab), with `labels` shaped (...).
     """
-    logits, targets = _selected(logits, labels)
-    return F.cross_entropy(logits, targets)
+    _check_full_logits(logits, labels)
+    chosen = labels != IGNORE_INDEX
+    return F.cross_entropy(logits[chosen], labels[chosen])
 
 
 def masked_accuracy(logits: torch.Tensor, labels: torch.Tensor) -> float:
     """Share of selected positions where the highest-scoring token is the original one."""
-    logits, targets = _selected(logits, labels)
-    return (logits.argmax(-1) == targets).float().mean().item() if len(targets) else float("nan")
+    _check_full_logits(logits, labels)
+    chosen = labels != IGNORE_INDEX
+    return (logits[chosen].argmax(-1) == labels[chosen]).float().mean().item() if chosen.any() else float("nan")
+
+
+def _whole(name: str, value, smallest: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < smallest:
+        raise ValueError(f"TrainConfig.{name} must be a whole number >= {smallest}, got {value!r}.")
 
 
 @dataclass
@@ -54,20 +68,41 @@ class TrainConfig:
     warmup_steps: int = 100
     weight_decay: float = 0.01
     grad_clip: float = 1.0
-    select_prob: float = 0.15
-    mask_prob: float = 0.8
-    random_prob: float = 0.1
+    masking: MaskingConfig = BERT_MASKING
     eval_every: int = 100
     eval_windows: int = 256               # held-out windows per evaluation, at the schedule's final length
-    eval_seed: int = 1234                 # fixed masking of the held-out text, so evaluations compare
+    eval_seed: int = EVAL_SEED
     seed: int = 0
+
+    def __post_init__(self):
+        if isinstance(self.masking, dict):
+            self.masking = MaskingConfig(**self.masking)
+        if isinstance(self.schedule, dict):
+            self.schedule = LengthSchedule(**self.schedule)
+        for name, smallest in (("steps", 1), ("tokens_per_batch", 1), ("warmup_steps", 0), ("eval_every", 1),
+                               ("eval_windows", 1)):
+            _whole(name, getattr(self, name), smallest)
+        if self.tokens_per_batch < self.schedule.long:
+            raise ValueError(f"tokens_per_batch={self.tokens_per_batch} does not hold one window of the schedule's "
+                             f"longest length ({self.schedule.long}): raise tokens_per_batch or shorten the windows.")
+        if self.masking.select_prob == 0:
+            raise ValueError("masking.select_prob is 0: no position would be predicted, so nothing can be learnt.")
+        for name in ("lr", "grad_clip"):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Real) or not value > 0:
+                raise ValueError(f"TrainConfig.{name} must be a positive number, got {value!r}.")
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
-        return cls(**{**d, "schedule": LengthSchedule(**d["schedule"])})
+        """Also reads the older flat form, with select_prob / mask_prob / random_prob at the top level."""
+        d = dict(d)
+        flat = {k: d.pop(k) for k in ("select_prob", "mask_prob", "random_prob") if k in d}
+        if flat:
+            d["masking"] = MaskingConfig(**flat).to_dict()
+        return cls(**d)
 
 
 def lr_factor(step: int, warmup_steps: int, total_steps: int) -> float:
@@ -96,6 +131,7 @@ def adamw(params, **kwargs) -> torch.optim.AdamW:
 
 def eval_windows(ids: torch.Tensor, length: int, count: int) -> torch.Tensor:
     """`count` windows spread evenly over the held-out ids: the same text at every evaluation."""
+    _whole("eval_windows", count, 1)
     if len(ids) < length:
         raise ValueError(f"The held-out text has {len(ids)} tokens, fewer than one window of {length}.")
     starts = torch.linspace(0, len(ids) - length, count).long()
@@ -103,20 +139,23 @@ def eval_windows(ids: torch.Tensor, length: int, count: int) -> torch.Tensor:
 
 
 @torch.no_grad()
-def evaluate(model, tokenizer, ids: torch.Tensor, *, length: int, windows: int = 256, seed: int = 1234,
-             batch_size: int = 64, select_prob=0.15, mask_prob=0.8, random_prob=0.1) -> dict:
+def evaluate(model, tokenizer, ids: torch.Tensor, *, length: int, windows: int = 256, seed: int = EVAL_SEED,
+             batch_size: int = 64, masking: MaskingConfig = BERT_MASKING) -> dict:
     """Masked loss and accuracy on held-out text, with a fixed masking seed so runs are comparable."""
     was_training = model.training
     model.eval()
     batch = eval_windows(ids, length, windows)
-    inputs, labels = mask_tokens(batch, tokenizer, select_prob=select_prob, mask_prob=mask_prob,
-                                 random_prob=random_prob, generator=torch.Generator().manual_seed(seed))
+    inputs, labels = mask_tokens(batch, tokenizer, masking, generator=torch.Generator().manual_seed(seed))
+    if not (labels != IGNORE_INDEX).any():
+        raise ValueError(f"No held-out position was selected (select_prob={masking.select_prob}, {windows} windows "
+                         f"of {length}): evaluate on more windows or with a higher select_prob.")
     device = next(model.parameters()).device
     loss_sum, correct, count = 0.0, 0, 0
     for i in range(0, windows, batch_size):
         x, y = inputs[i:i + batch_size].to(device), labels[i:i + batch_size].to(device)
-        logits = model(x, positions=y != IGNORE_INDEX)
-        targets = y[y != IGNORE_INDEX]
+        chosen = y != IGNORE_INDEX
+        logits = model.logits_at(x, chosen)
+        targets = y[chosen]
         loss_sum += F.cross_entropy(logits, targets, reduction="sum").item()
         correct += (logits.argmax(-1) == targets).sum().item()
         count += len(targets)
@@ -124,162 +163,143 @@ def evaluate(model, tokenizer, ids: torch.Tensor, *, length: int, windows: int =
     return {"loss": loss_sum / count, "accuracy": correct / count, "predictions": count}
 
 
-def _new_history() -> dict:
-    keys = ("step", "tokens", "length", "loss", "accuracy", "lr", "seconds",
-            "eval_step", "eval_tokens", "eval_seconds", "val_loss", "val_accuracy")
-    return {k: [] for k in keys}
+def training_batch(train_ids: torch.Tensor, tokenizer, config: TrainConfig, step: int,
+                   generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """The masked batch of `step`: random windows at the schedule's length, masked by `config.masking`.
+
+    A batch in which no position happens to be selected (possible with tiny batches) is masked again, so a
+    step always has something to predict.
+    """
+    progress = step / config.steps
+    length = config.schedule.length_at(progress)
+    batch = random_windows(train_ids, config.schedule.batch_size_at(progress, config.tokens_per_batch), length,
+                           generator)
+    while True:
+        inputs, labels = mask_tokens(batch, tokenizer, config.masking, generator=generator)
+        if (labels != IGNORE_INDEX).any():
+            return inputs, labels
 
 
-def train(model: BertForMLM, tokenizer: CharTokenizer, train_ids: torch.Tensor, val_ids: torch.Tensor,
+def train_step(model: BertForMLM, optimizer: torch.optim.Optimizer, inputs: torch.Tensor, labels: torch.Tensor,
+               *, grad_clip: float | None = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+    """One optimisation step on one masked batch; returns the batch's (loss, accuracy) as 0-d tensors.
+
+    Forward at the selected positions only, cross-entropy there, backward, clip the gradient's norm,
+    update. The learning-rate schedule is the caller's (it steps once per call of this function).
+    """
+    chosen = labels != IGNORE_INDEX
+    logits = model.logits_at(inputs, chosen)
+    targets = labels[chosen]
+    loss = F.cross_entropy(logits, targets)
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    if grad_clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    optimizer.step()
+    return loss.detach(), (logits.detach().argmax(-1) == targets).float().mean()
+
+
+HISTORY_KEYS = ("step", "tokens", "length", "loss", "accuracy", "lr", "seconds",
+                "eval_step", "eval_tokens", "eval_seconds", "val_loss", "val_accuracy")
+
+
+def _resume(path, model, tokenizer, config, optimizer, scheduler, generator) -> dict:
+    """Load a resume checkpoint into the optimiser, schedule and random state; return its history."""
+    ckpt = load_checkpoint(path, model=model, tokenizer=tokenizer)
+    state = ckpt.train_state
+    if state is None or ckpt.optimizer_state is None:
+        raise ValueError(f"{path} holds weights only, no training state: it cannot be resumed.")
+    if TrainConfig.from_dict(state["config"]).to_dict() != config.to_dict():
+        raise ValueError("This checkpoint was trained with a different TrainConfig; resume with "
+                         "TrainConfig.from_dict(load_checkpoint(path).train_state['config']).")
+    optimizer.load_state_dict(ckpt.optimizer_state)
+    scheduler.load_state_dict(state["scheduler"])
+    generator.set_state(state["generator"])
+    torch.set_rng_state(state["torch_rng"])
+    return state["history"]
+
+
+@contextmanager
+def _stop_between_steps(active: bool):
+    """While active, Ctrl-C (or a notebook's stop button) sets a flag that the loop reads after a whole step,
+    so the state it saves is consistent; a second Ctrl-C stops at once."""
+    flag: list[bool] = []
+    if not active or threading.current_thread() is not threading.main_thread():
+        yield flag
+        return
+
+    def handler(signum, frame):
+        if flag:
+            raise KeyboardInterrupt
+        flag.append(True)
+
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield flag
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def train(model: BertForMLM, tokenizer, train_ids: torch.Tensor, val_ids: torch.Tensor,
           config: TrainConfig, *, callback=None, checkpoint_path=None, resume_from=None, stop_at: int | None = None,
           progress: bool = True) -> dict:
     """Train `model` on random windows of `train_ids`; return the history (lists, ready to plot).
 
     `callback(history)` runs after each evaluation (for live plots). `checkpoint_path` saves everything
-    needed to continue at every evaluation and at the end; `resume_from` continues from such a file,
-    exactly as if never stopped. `stop_at` ends early at that step (the schedule still plans for
-    `config.steps`), which is how a run is split in two.
+    needed to continue at every evaluation, at the end, and when the run is interrupted (Ctrl-C ends it
+    after the step under way); `resume_from` continues from such a file, exactly as if never stopped. `stop_at` ends early at that
+    step (the schedule still plans for `config.steps`), which is how a run is split in two.
     """
     from tqdm.auto import tqdm
 
     optimizer = make_optimizer(model, config)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, config.warmup_steps, config.steps))
     generator = torch.Generator().manual_seed(config.seed)
-    history, start, elapsed = _new_history(), 0, 0.0
+    history = {k: [] for k in HISTORY_KEYS}
     if resume_from is not None:
-        ckpt = load_checkpoint(resume_from, model=model, tokenizer=tokenizer)
-        state = ckpt.train_state
-        if state is None or ckpt.optimizer_state is None:
-            raise ValueError(f"{resume_from} holds weights only, no training state: it cannot be resumed.")
-        if state["config"] != config.to_dict():
-            raise ValueError("This checkpoint was trained with a different TrainConfig; resume with "
-                             "TrainConfig.from_dict(load_checkpoint(path).train_state['config']).")
-        optimizer.load_state_dict(ckpt.optimizer_state)
-        scheduler.load_state_dict(state["scheduler"])
-        generator.set_state(state["generator"])
-        torch.set_rng_state(state["torch_rng"])
-        history, start = state["history"], state["step"]
-        elapsed = history["seconds"][-1] if history["seconds"] else 0.0
+        history = _resume(resume_from, model, tokenizer, config, optimizer, scheduler, generator)
+    start = history["step"][-1] if history["step"] else 0
+    tokens = history["tokens"][-1] if history["tokens"] else 0
     final_length = config.schedule.length_at(1.0)
     device = next(model.parameters()).device
     end = config.steps if stop_at is None else min(stop_at, config.steps)
-    tokens = history["tokens"][-1] if history["tokens"] else 0
 
     def save():
-        if checkpoint_path is not None:
-            state = {"config": config.to_dict(), "step": step + 1, "scheduler": scheduler.state_dict(),
+        if checkpoint_path is not None and history["step"]:
+            state = {"config": config.to_dict(), "step": history["step"][-1], "scheduler": scheduler.state_dict(),
                      "generator": generator.get_state(), "torch_rng": torch.get_rng_state(), "history": history}
             save_checkpoint(checkpoint_path, model, tokenizer, optimizer=optimizer, train_state=state)
 
     model.train()
     bar = tqdm(range(start, end), total=config.steps, initial=start, disable=not progress, desc="training")
-    t0 = time.perf_counter() - elapsed
-    step = start - 1
-    for step in bar:
-        progress_now = step / config.steps
-        length = config.schedule.length_at(progress_now)
-        batch = random_windows(train_ids, config.schedule.batch_size_at(progress_now, config.tokens_per_batch),
-                               length, generator)
-        inputs, labels = mask_tokens(batch, tokenizer, select_prob=config.select_prob, mask_prob=config.mask_prob,
-                                     random_prob=config.random_prob, generator=generator)
-        inputs, labels = inputs.to(device), labels.to(device)
-        chosen = labels != IGNORE_INDEX
-        logits = model(inputs, positions=chosen)
-        loss = F.cross_entropy(logits, labels[chosen])
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-        optimizer.step()
-        scheduler.step()
-        tokens += batch.numel()
-        history["step"].append(step + 1)
-        history["tokens"].append(tokens)
-        history["length"].append(length)
-        history["loss"].append(loss.item())
-        history["accuracy"].append((logits.argmax(-1) == labels[chosen]).float().mean().item())
-        history["lr"].append(scheduler.get_last_lr()[0])
-        history["seconds"].append(time.perf_counter() - t0)
-        if (step + 1) % config.eval_every == 0 or step + 1 == config.steps:
-            result = evaluate(model, tokenizer, val_ids, length=final_length, windows=config.eval_windows,
-                              seed=config.eval_seed, select_prob=config.select_prob, mask_prob=config.mask_prob,
-                              random_prob=config.random_prob)
-            history["eval_step"].append(step + 1)
-            history["eval_tokens"].append(tokens)
-            history["eval_seconds"].append(time.perf_counter() - t0)
-            history["val_loss"].append(result["loss"])
-            history["val_accuracy"].append(result["accuracy"])
-            bar.set_postfix(val_loss=f"{result['loss']:.3f}", val_acc=f"{result['accuracy']:.1%}")
-            save()
-            if callback is not None:
-                callback(history)
+    t0 = time.perf_counter() - (history["seconds"][-1] if history["seconds"] else 0.0)
+    with _stop_between_steps(checkpoint_path is not None) as interrupted:
+        for step in bar:
+            inputs, labels = training_batch(train_ids, tokenizer, config, step, generator)
+            loss, accuracy = train_step(model, optimizer, inputs.to(device), labels.to(device),
+                                        grad_clip=config.grad_clip)
+            scheduler.step()
+            tokens += inputs.numel()
+            for key, value in (("step", step + 1), ("tokens", tokens), ("length", inputs.size(1)),
+                               ("loss", loss.item()), ("accuracy", accuracy.item()),
+                               ("lr", scheduler.get_last_lr()[0]), ("seconds", time.perf_counter() - t0)):
+                history[key].append(value)
+            if (step + 1) % config.eval_every == 0 or step + 1 == config.steps:
+                result = evaluate(model, tokenizer, val_ids, length=final_length, windows=config.eval_windows,
+                                  seed=config.eval_seed, masking=config.masking)
+                for key, value in (("eval_step", step + 1), ("eval_tokens", tokens),
+                                   ("eval_seconds", time.perf_counter() - t0), ("val_loss", result["loss"]),
+                                   ("val_accuracy", result["accuracy"])):
+                    history[key].append(value)
+                bar.set_postfix(val_loss=f"{result['loss']:.3f}", val_acc=f"{result['accuracy']:.1%}")
+                save()
+                if callback is not None:
+                    callback(history)
+            if interrupted:
+                save()
+                bar.close()
+                raise KeyboardInterrupt(f"stopped after step {step + 1}; resume_from={checkpoint_path} continues")
     bar.close()
     if history["step"] and history["step"][-1] != (history["eval_step"] or [None])[-1]:
         save()  # stopped between evaluations: keep the latest state too
     return history
-
-
-# ---- checkpoints -------------------------------------------------------------------------------------
-
-@dataclass
-class Checkpoint:
-    model: BertForMLM
-    tokenizer: CharTokenizer
-    optimizer_state: dict | None
-    train_state: dict | None
-
-
-def save_checkpoint(path, model: BertForMLM, tokenizer: CharTokenizer, optimizer=None, train_state=None) -> None:
-    """Write weights, model config, tokenizer and (optionally) optimiser and training state to one file.
-
-    Only tensors, numbers, strings, lists and dicts go in, so it loads with `weights_only=True`: a
-    checkpoint can never run code on the machine that opens it.
-    """
-    if tokenizer.vocab_size != model.config.vocab_size:
-        raise ValueError(f"Tokenizer has {tokenizer.vocab_size} tokens but the model {model.config.vocab_size}: "
-                         "they do not belong together.")
-    weights = {k: v for k, v in model.state_dict().items() if k != "head.word_embedding.weight"}  # tied
-    payload = {"format": CHECKPOINT_FORMAT, "model_config": model.config.to_dict(), "tokenizer": tokenizer.to_dict(),
-               "model": weights, "optimizer": optimizer.state_dict() if optimizer is not None else None,
-               "train_state": train_state}
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save(payload, tmp)
-    tmp.replace(path)  # never leave a half-written checkpoint behind
-
-
-def load_checkpoint(path, *, model: BertForMLM | None = None, tokenizer: CharTokenizer | None = None) -> Checkpoint:
-    """Read a checkpoint written by `save_checkpoint` (with `weights_only=True`).
-
-    Without `model`/`tokenizer`, both are rebuilt from the file. Given, they must match it: a checkpoint
-    made for another vocabulary or model shape is refused with a message saying what differs.
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"No checkpoint at {path}.")
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # unpickling refused, or not a torch file at all
-        raise ValueError(f"{path} is not a checkpoint this course can load safely: it holds objects other than "
-                         f"tensors and plain data, or is damaged ({type(err).__name__}). Only load checkpoints "
-                         "written by mlm_lib.training.save_checkpoint.") from None
-    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
-        raise ValueError(f"{path} was not written by mlm_lib.training.save_checkpoint (format {CHECKPOINT_FORMAT}).")
-    saved_tokenizer = CharTokenizer.from_dict(payload["tokenizer"])
-    if tokenizer is not None and tokenizer != saved_tokenizer:
-        extra = sorted(set(tokenizer.tokens) ^ set(saved_tokenizer.tokens))[:10]
-        raise ValueError(f"{path} was trained with a different vocabulary ({saved_tokenizer.vocab_size} tokens, "
-                         f"yours has {tokenizer.vocab_size}; differing: {extra}). Use the tokenizer stored in the "
-                         "checkpoint: load_checkpoint(path).tokenizer.")
-    config = BertConfig(**payload["model_config"])
-    if model is None:
-        model = BertForMLM(config)
-    elif model.config.to_dict() != config.to_dict():
-        diff = {k: (v, getattr(model.config, k)) for k, v in config.to_dict().items() if getattr(model.config, k) != v}
-        raise ValueError(f"{path} holds a model with another configuration (checkpoint vs yours: {diff}). "
-                         "Build the model from the checkpoint: load_checkpoint(path).model.")
-    result = model.load_state_dict(payload["model"], strict=False)
-    if result.unexpected_keys or result.missing_keys != ["head.word_embedding.weight"]:  # tied to the embedding
-        raise ValueError(f"{path} does not hold this model's weights (missing {result.missing_keys}, "
-                         f"unexpected {result.unexpected_keys}).")
-    return Checkpoint(model, saved_tokenizer, payload["optimizer"], payload["train_state"])

@@ -3,21 +3,22 @@ import json
 
 import pytest
 
-from mlm_lib import curriculum_experiment as ce
-from mlm_lib.curriculum import fixed, linear
+from mlm_lib.course.assets import load_results
+from mlm_lib.curriculum import fixed, linear, summarize, tokens_to_reach
+from mlm_lib.experiments import curriculum as ce
 
 
 def test_tokens_to_reach_interpolates_between_evaluations():
     history = {"eval_tokens": [100, 200, 300], "val_loss": [3.0, 2.0, 1.5]}
-    assert ce.tokens_to_reach(history, 3.0) == 100
-    assert ce.tokens_to_reach(history, 2.5) == pytest.approx(150)
-    assert ce.tokens_to_reach(history, 1.75) == pytest.approx(250)
-    assert ce.tokens_to_reach(history, 1.0) is None
+    assert tokens_to_reach(history, 3.0) == 100
+    assert tokens_to_reach(history, 2.5) == pytest.approx(150)
+    assert tokens_to_reach(history, 1.75) == pytest.approx(250)
+    assert tokens_to_reach(history, 1.0) is None
 
 
 def test_summarize_compares_with_the_first_schedule(make_run):
     runs = [make_run("fixed", fixed(64), [3.0, 2.8, 2.6, 2.4]), make_run("linear", linear(16, 64), [2.9, 2.4, 2.2, 2.0])]
-    summary = ce.summarize(runs)
+    summary = summarize(runs)
     assert summary["baseline"] == "fixed"
     lin = summary["schedules"]["linear"]
     assert lin["target_loss"] == 2.4 and lin["tokens_to_target"] == 200 and lin["baseline_tokens_to_target"] == 400
@@ -32,14 +33,14 @@ def test_experiment_command_smoke(tmp_path, capsys):
     assert [r["label"] for r in saved["runs"]] == ["fixed 32", "linear 8->32 by 50%"]
     budgets = [r["history"]["tokens"][-1] for r in saved["runs"]]
     assert abs(budgets[0] - budgets[1]) / budgets[0] < 0.01  # the same token budget, up to rounding
-    assert saved["command"] == f"python -m mlm_lib.curriculum_experiment --preset smoke --out {out}"
+    assert saved["command"] == f"python -m mlm_lib.experiments.curriculum --preset smoke --out {out}"
     assert "tokens to reach" in capsys.readouterr().out
     with pytest.raises(ValueError, match="Unknown preset"):
         ce.run_experiment("huge")
 
 
 def test_shipped_full_results_say_what_the_course_says():
-    full = ce.load_results("curriculum-full")
+    full = load_results("curriculum-full")
     assert full["command"] == "python -m mlm_lib.curriculum_experiment --preset full --out runs/curriculum-full.json"
     assert len(full["runs"]) == 13 and full["settings"]["steps"] == 600
     s = full["summary"]["schedules"]

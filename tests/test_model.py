@@ -42,12 +42,14 @@ def test_decoder_is_tied_to_word_embeddings():
     assert model.head.word_embedding.weight is model.embeddings.word.weight
 
 
-def test_positions_give_the_same_logits_as_the_full_output():
+def test_logits_at_positions_equal_the_full_output_there():
     model = randomise(BertForMLM(CONFIG)).eval()
     ids = torch.randint(0, CONFIG.vocab_size, (2, 20))
     chosen = torch.rand(2, 20) < 0.3
     with torch.no_grad():
-        torch.testing.assert_close(model(ids, positions=chosen), model(ids)[chosen])
+        torch.testing.assert_close(model.logits_at(ids, chosen), model(ids)[chosen])
+    with pytest.raises(ValueError, match="boolean tensor shaped like ids"):
+        model.logits_at(ids, chosen[:, :5])
 
 
 def test_explicit_attention_model_matches_fused_and_returns_weights():

@@ -9,22 +9,8 @@ import nbformat
 import papermill
 import pytest
 
-from mlm_lib.student import BEGIN, END, STUB, strip_solutions, student_notebook
-
-NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
-
-# Small settings and another seed, so CI checks the notebooks are not tied to their stored values.
-SMALL = {
-    "00_overview": {"seed": 1, "sentence": "Friends, R_mans, countrym_n, lend me your _ars"},
-    "01_data_and_tokens": {"seed": 1, "window_length": 32, "batch_size": 2},
-    "02_masking": {"seed": 1, "n_check_tokens": 200_000, "passage": "Friends, Romans, countrymen, lend me your ears;"},
-    "03_attention": {"seed": 1},  # its checks need the full 500 steps (about 15 s)
-    "04_encoder": {"seed": 1, "d_model": 32, "n_heads": 2, "d_ff": 64, "length": 16, "batch_size": 2},
-    "05_training": {"seed": 1, "steps": 40, "tokens_per_batch": 512, "length": 32, "d_model": 32, "n_layers": 1,
-                    "n_heads": 2, "d_ff": 64, "eval_every": 20, "hand_steps": 10},
-    "06_predictions": {"seed": 1, "k": 3, "rate": 0.3, "n_windows": 100, "passage": "Friends, Romans, countrymen"},
-    "07_curriculum": {"seed": 1, "steps": 40, "tokens_per_batch": 512, "long": 32, "eval_every": 20},
-}
+from mlm_lib.course.student import BEGIN, END, STUB, mark_for_nbgrader, strip_solutions, student_notebook
+from notebook_params import CELL_TIMEOUT, NOTEBOOKS, SMALL
 
 
 def _ids(paths):
@@ -48,13 +34,18 @@ def test_notebook_structure(path):
     solutions = ["".join(c["source"]).count(BEGIN) for c in code]
     assert sum(solutions) >= 2, "at least two exercises"
     assert "## Summary" in "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    # test-tool directives live in cell tags, out of the learner's way
+    assert not any("NBVAL" in "".join(c["source"]) for c in code)
+    # every exercise is gradable by nbgrader as stored: solution cell + locked, graded check cell
+    assert nb == mark_for_nbgrader(nb, f"nb{path.stem[:2]}"), "run mark_for_nbgrader on this notebook"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_notebook_runs_under_papermill(path, tmp_path):
     out = tmp_path / path.name
     papermill.execute_notebook(str(path), str(out), parameters=SMALL[path.stem], kernel_name="python3",
-                               cwd=str(path.parent), progress_bar=False)
+                               cwd=str(path.parent), progress_bar=False, execution_timeout=CELL_TIMEOUT)
     nb = nbformat.read(out, as_version=4)
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1
@@ -72,6 +63,7 @@ def test_strip_solutions_keeps_indentation_and_rejects_bad_markers():
         strip_solutions(f"x = 1\n{END}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_student_version_runs_to_its_first_exercise(path, tmp_path):
     student = student_notebook(nbformat.read(path, as_version=4))
@@ -82,7 +74,7 @@ def test_student_version_runs_to_its_first_exercise(path, tmp_path):
     nbformat.write(student, src)
     with pytest.raises(papermill.PapermillExecutionError) as failure:
         papermill.execute_notebook(str(src), str(tmp_path / "out.ipynb"), kernel_name="python3",
-                                   cwd=str(path.parent), progress_bar=False)
+                                   cwd=str(path.parent), progress_bar=False, execution_timeout=CELL_TIMEOUT)
     assert failure.value.ename == "ExerciseError", failure.value  # the check rejected the blank answer...
     assert "Not written yet" in failure.value.evalue
     ran = nbformat.read(tmp_path / "out.ipynb", as_version=4)

@@ -1,8 +1,8 @@
 """The package's commands run end to end (tiny settings; the real runs are documented in README)."""
 import json
 
-from mlm_lib import bench, pretrain
-from mlm_lib.training import load_checkpoint
+from mlm_lib.checkpoints import load_checkpoint
+from mlm_lib.experiments import bench, pretrain
 
 
 def test_bench_smoke(tmp_path, capsys):
@@ -19,7 +19,7 @@ def test_pretrain_smoke(tmp_path):
     log = pretrain.main(["--config", "smoke", "--out", str(tmp_path), "--no-progress"])
     saved = json.loads((tmp_path / "log.json").read_text())
     assert saved["evaluation"]["model"]["accuracy"] == log["evaluation"]["model"]["accuracy"]
-    assert saved["command"].startswith("python -m mlm_lib.pretrain --config smoke")
+    assert saved["command"].startswith("python -m mlm_lib.experiments.pretrain --config smoke")
     loaded = load_checkpoint(tmp_path / "model.pt")
     assert loaded.optimizer_state is None and loaded.model.config.n_layers == 1
     assert load_checkpoint(tmp_path / "resume.pt").train_state["step"] == 30
@@ -27,7 +27,7 @@ def test_pretrain_smoke(tmp_path):
 
 def test_shipped_checkpoint_fills_in_blanks(tokenizer, split_ids):
     from mlm_lib.predict import predict_masked
-    from mlm_lib.pretrain import reference_checkpoint, reference_log
+    from mlm_lib.course.assets import reference_checkpoint, reference_log
     from mlm_lib.training import evaluate
 
     checkpoint, log = reference_checkpoint(), reference_log()

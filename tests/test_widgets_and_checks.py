@@ -5,10 +5,10 @@ import re
 import pytest
 import torch
 
-from mlm_lib import checks
-from mlm_lib.checks import ExerciseError
+from mlm_lib.course import checks
+from mlm_lib.course.checks import ExerciseError
 from mlm_lib.model import BertConfig, BertForMLM
-from mlm_lib.widgets import attention_view, attention_widget, masking_view, masking_widget
+from mlm_lib.course.widgets import attention_view, attention_widget, masking_view, masking_widget
 
 
 def test_masking_view_counts_and_colours(small_tokenizer):
@@ -96,8 +96,8 @@ def test_checks_pass_right_reject_wrong_and_blank(check, right, wrong, hint, cap
 
 
 def test_prediction_view_and_widget(tokenizer):
-    from mlm_lib.pretrain import reference_checkpoint
-    from mlm_lib.widgets import prediction_view, prediction_widget
+    from mlm_lib.course.assets import reference_checkpoint
+    from mlm_lib.course.widgets import prediction_view, prediction_widget
 
     model = reference_checkpoint().model
     text = "To be, or not to be, that is the question"
@@ -123,7 +123,7 @@ def test_prediction_view_and_widget(tokenizer):
 
 def test_curriculum_view_and_widget(make_run):
     from mlm_lib.curriculum import fixed, linear
-    from mlm_lib.widgets import curriculum_view, curriculum_widget
+    from mlm_lib.course.widgets import curriculum_view, curriculum_widget
 
     runs = [make_run("fixed 128", fixed(128), [3.2, 3.1, 3.0, 2.9]),
             make_run("linear 16->128 by 50%", linear(16, 128), [3.1, 2.8, 2.5, 2.3])]
@@ -142,8 +142,8 @@ def test_curriculum_view_and_widget(make_run):
 
 
 def test_fill_blanks_view_and_widget(tokenizer):
-    from mlm_lib.pretrain import reference_checkpoint
-    from mlm_lib.widgets import fill_blanks_view, fill_blanks_widget
+    from mlm_lib.course.assets import reference_checkpoint
+    from mlm_lib.course.widgets import fill_blanks_view, fill_blanks_widget
 
     model = reference_checkpoint().model
     filled, html, predictions = fill_blanks_view(model, tokenizer, "To be, or not to be, that is the q_estion")

@@ -1,14 +1,14 @@
 """Training-step throughput of the course's model against its peers, on this machine.
 
-    python -m mlm_lib.bench                      # reference + checkpoint configurations, 30 timed steps each
-    python -m mlm_lib.bench --config larger --steps 20 --json bench.json
+    python -m mlm_lib.experiments.bench              # reference + checkpoint configurations, 30 timed steps each
+    python -m mlm_lib.experiments.bench --config larger --steps 20 --json bench.json
 
-A step is what training does: forward, masked-LM loss, backward, AdamW update (the same fused AdamW for
-every peer). Every peer gets the same sizes, dropout 0.1 as in BERT, and the same masked batches, in one
+A step is what training does: forward, masked-LM loss, backward, gradient clipping, AdamW update (the same
+fused AdamW for every peer); for mlm_lib it is `mlm_lib.training.train_step` itself. Every peer gets the same sizes, dropout 0.1 as in BERT, and the same masked batches, in one
 process, after warm-up steps; the peers take turns step by step, and the median step time is reported.
 
 Peers:
-  mlm_lib      `BertForMLM` as `train` uses it (fused attention, MLM head at selected positions only)
+  mlm_lib      `train_step` on `BertForMLM` (fused attention, MLM head at selected positions only)
   hf           Hugging Face `BertForMaskedLM`, same configuration (built locally)
   torch_nn     `torch.nn.TransformerEncoder` (post-LN, GELU) + embeddings + tied head
   textbook     `BertForMLM` with the written-out softmax attention, PyTorch's own dropout and the head at
@@ -31,15 +31,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import dropout as dropout_module
-from .masking import IGNORE_INDEX, mask_tokens
-from .model import BertConfig, BertForMLM
-from .training import adamw
+from .. import dropout as dropout_module
+from ..masking import mask_tokens
+from ..model import MODEL_SIZES, BertConfig, BertForMLM, hf_config
+from ..training import adamw, train_step
 
+_COURSE = {k: v for k, v in MODEL_SIZES["course"].items() if k in ("d_model", "n_layers", "n_heads", "d_ff")}
 CONFIGS = {
     # name: (model sizes, sequence length, batch size)
-    "reference": (dict(d_model=128, n_layers=6, n_heads=8, d_ff=256), 32, 64),   # the reference page's
-    "checkpoint": (dict(d_model=128, n_layers=4, n_heads=8, d_ff=512), 64, 64),  # the course's reference model
+    "reference": (MODEL_SIZES["reference-page"], 32, 64),   # the reference page's
+    "checkpoint": (_COURSE, 64, 64),                         # the course's reference model
     "larger": (dict(d_model=256, n_layers=6, n_heads=8, d_ff=1024), 128, 32),
 }
 VOCAB = 84  # the Shakespeare character vocabulary
@@ -73,12 +74,8 @@ class TorchNNEncoderMLM(nn.Module):
 
 
 def _peers(config: BertConfig):
-    """name -> (model, step function(inputs, labels) -> loss)."""
+    """name -> (model, loss function(inputs, labels) -> loss); mlm_lib's is None: it runs `train_step`."""
     ours = BertForMLM(config)
-
-    def ours_loss(x, y):
-        chosen = y != IGNORE_INDEX
-        return F.cross_entropy(ours(x, positions=chosen), y[chosen])
 
     textbook = BertForMLM(BertConfig(**{**config.to_dict(), "fused_attention": False}))
 
@@ -91,8 +88,6 @@ def _peers(config: BertConfig):
 
     from transformers import BertForMaskedLM
 
-    from .model import hf_config
-
     hf = BertForMaskedLM(hf_config(config))
 
     def hf_loss(x, y):
@@ -103,8 +98,16 @@ def _peers(config: BertConfig):
     def torch_nn_loss(x, y):
         return F.cross_entropy(torch_nn(x).flatten(0, 1), y.flatten())
 
-    return {"mlm_lib": (ours, ours_loss), "hf": (hf, hf_loss), "torch_nn": (torch_nn, torch_nn_loss),
+    return {"mlm_lib": (ours, None), "hf": (hf, hf_loss), "torch_nn": (torch_nn, torch_nn_loss),
             "textbook": (textbook, textbook_loss)}
+
+
+def _peer_step(model, optimizer, loss_fn, x, y) -> None:
+    """What `train_step` does, for a peer with its own loss: zero, forward + loss, backward, clip, update."""
+    optimizer.zero_grad(set_to_none=True)
+    loss_fn(x, y).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    optimizer.step()
 
 
 def matmul_gflops(n: int = 1024, repeats: int = 20) -> float:
@@ -142,10 +145,10 @@ def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0) -> 
             model.train()
             x, y = batches[i % len(batches)]
             t = time.perf_counter()
-            optimizers[key].zero_grad(set_to_none=True)
-            loss = loss_fn(x, y)
-            loss.backward()
-            optimizers[key].step()
+            if loss_fn is None:
+                train_step(model, optimizers[key], x, y, grad_clip=1.0)
+            else:
+                _peer_step(model, optimizers[key], loss_fn, x, y)
             if i >= warmup:
                 times[key].append(time.perf_counter() - t)
     gflops = matmul_gflops()
@@ -169,10 +172,10 @@ def bench_interaction(repeats: int = 20, length: int = 300) -> dict:
 
     matplotlib.use("Agg")
 
-    from .data import load_corpus
-    from .pretrain import reference_checkpoint
-    from .viz import figure_png
-    from .widgets import prediction_view
+    from ..course.assets import reference_checkpoint
+    from ..course.viz import figure_png
+    from ..course.widgets import prediction_view
+    from ..data import load_corpus
 
     checkpoint = reference_checkpoint()
     model, tokenizer = checkpoint.model.eval(), checkpoint.tokenizer

@@ -8,7 +8,7 @@ import html
 
 import matplotlib.pyplot as plt
 
-from .masking import MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED
+from ..masking import MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED
 
 DPI = 80
 OUTCOME_COLOURS = {NOT_SELECTED: None, MASKED: "#f4a261", RANDOM: "#e76f51", UNCHANGED: "#8ab17d"}

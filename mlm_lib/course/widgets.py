@@ -11,9 +11,9 @@ import html
 
 import torch
 
-from .curriculum import LengthSchedule
-from .masking import OUTCOME_NAMES, mask_tokens
-from .predict import predict_masked
+from ..curriculum import LengthSchedule
+from ..masking import OUTCOME_NAMES, mask_tokens
+from ..predict import predict_masked
 from .viz import attention_html, figure_png, masked_text_html, plot_attention, plot_curves, plot_topk, predictions_html
 
 

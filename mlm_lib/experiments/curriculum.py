@@ -1,7 +1,9 @@
 """The curriculum experiment: does starting on short windows make a masked LM learn faster?
 
-    python -m mlm_lib.curriculum_experiment --preset full --out mlm_lib/results/curriculum-full.json
-    python -m mlm_lib.curriculum_experiment --preset small     # what notebook 07 runs, about a minute
+    python -m mlm_lib.experiments.curriculum --preset full --out runs/curriculum-full.json
+    python -m mlm_lib.experiments.curriculum --preset small     # what notebook 07 runs, about a minute
+
+(The shipped results were made when this command was `python -m mlm_lib.curriculum_experiment`.)
 
 Every run trains the same model (same sizes, same initial weights for the same seed) for the same
 number of steps of about the same number of tokens; only the window-length schedule differs. All runs
@@ -21,13 +23,12 @@ from pathlib import Path
 
 import torch
 
-from .curriculum import LengthSchedule, fixed, linear, step
-from .data import CharTokenizer, load_corpus, train_val_split
-from .model import BertConfig, BertForMLM
-from .pretrain import VAL_FRACTION
-from .training import TrainConfig, train
+from ..curriculum import LengthSchedule, fixed, linear, step, summarize
+from ..data import prepare_data
+from ..model import MODEL_SIZES, BertConfig, BertForMLM
+from ..training import TrainConfig, train
 
-SIZES = dict(d_model=128, n_layers=4, n_heads=8, d_ff=512, max_len=128, dropout=0.0)
+SIZES = MODEL_SIZES["course"]
 
 # (schedule, seeds) per preset; the first schedule is the baseline the others are compared with.
 PRESETS = {
@@ -43,19 +44,11 @@ PRESETS = {
                                                (step(16, 64, at=0.5), (0,))],
     ),
     "smoke": dict(
-        sizes=dict(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_len=32, dropout=0.0), steps=12,
+        sizes=dict(MODEL_SIZES["smoke"], max_len=32), steps=12,
         tokens_per_batch=512, lr=3e-3, warmup_steps=2, eval_every=6, eval_windows=16,
         runs=[(fixed(32), (0,)), (linear(8, 32, until=0.5), (0,))],
     ),
 }
-
-
-def prepare_data(corpus: str | None = None):
-    """Tokenizer and train/held-out ids, split exactly as for the shipped model."""
-    text = load_corpus(corpus)
-    tokenizer = CharTokenizer.from_text(text)
-    train_text, val_text = train_val_split(text, VAL_FRACTION)
-    return tokenizer, tokenizer.encode(train_text), tokenizer.encode(val_text)
 
 
 def run_schedule(schedule: LengthSchedule, tokenizer, train_ids, val_ids, *, seed: int = 0, sizes: dict = SIZES,
@@ -68,60 +61,6 @@ def run_schedule(schedule: LengthSchedule, tokenizer, train_ids, val_ids, *, see
                          warmup_steps=warmup_steps, eval_every=eval_every, eval_windows=eval_windows, seed=seed)
     history = train(model, tokenizer, train_ids, val_ids, config, callback=callback, progress=progress)
     return {"label": schedule.describe(), "schedule": schedule.to_dict(), "seed": seed, "history": history}
-
-
-def tokens_to_reach(history: dict, loss: float) -> float | None:
-    """Training tokens after which the held-out loss first reaches `loss` (linear between evaluations);
-    None if it never does."""
-    previous = (0, float("inf"))
-    for tokens, value in zip(history["eval_tokens"], history["val_loss"]):
-        if value <= loss:
-            t0, v0 = previous
-            if v0 == float("inf"):
-                return float(tokens)
-            return t0 + (tokens - t0) * (v0 - loss) / (v0 - value)
-        previous = (tokens, value)
-    return None
-
-
-def _mean(values):
-    return sum(values) / len(values)
-
-
-def summarize(runs: list[dict]) -> dict:
-    """Per schedule (averaged over seeds): final and mid-point held-out loss and accuracy, wall time (median), and
-    the tokens needed to reach the loss that the *worse* of it and the baseline (the first label) reached
-    at the end, with their ratio. A ratio below 1 means the schedule needed fewer tokens than the baseline."""
-    labels = list(dict.fromkeys(r["label"] for r in runs))
-    by_label = {label: [r for r in runs if r["label"] == label] for label in labels}
-    baseline = labels[0]
-    out = {"baseline": baseline, "schedules": {}}
-    for label, group in by_label.items():
-        hist = [r["history"] for r in group]
-        mid = [h["val_loss"][len(h["val_loss"]) // 2 - 1] for h in hist]
-        entry = {"seeds": [r["seed"] for r in group],
-                 "final_loss": _mean([h["val_loss"][-1] for h in hist]),
-                 "final_accuracy": _mean([h["val_accuracy"][-1] for h in hist]),
-                 "final_loss_per_seed": [h["val_loss"][-1] for h in hist],
-                 "mid_loss": _mean(mid), "mid_tokens": hist[0]["eval_tokens"][len(hist[0]["eval_tokens"]) // 2 - 1],
-                 "tokens": _mean([h["tokens"][-1] for h in hist]),
-                 # median: one run slowed by other work on the machine must not move the figure
-                 "seconds": sorted(h["seconds"][-1] for h in hist)[(len(hist) - 1) // 2]}
-        out["schedules"][label] = entry
-    base = out["schedules"][baseline]
-    for label, entry in out["schedules"].items():
-        target = max(entry["final_loss"], base["final_loss"])
-        pairs = []
-        for run in by_label[label]:
-            same_seed = [r for r in by_label[baseline] if r["seed"] == run["seed"]] or by_label[baseline]
-            pairs.append((tokens_to_reach(run["history"], target), tokens_to_reach(same_seed[0]["history"], target)))
-        mine, theirs = [p[0] for p in pairs], [p[1] for p in pairs]
-        entry["target_loss"] = target
-        entry["tokens_to_target"] = None if None in mine else _mean(mine)
-        entry["baseline_tokens_to_target"] = None if None in theirs else _mean(theirs)
-        entry["token_ratio"] = (entry["tokens_to_target"] / entry["baseline_tokens_to_target"]
-                                if entry["tokens_to_target"] and entry["baseline_tokens_to_target"] else None)
-    return out
 
 
 def run_experiment(preset: str = "small", *, data=None, seeds=None, callback=None, progress=False,
@@ -167,7 +106,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--seeds", type=int, nargs="*", help="only these seeds")
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args(argv)
-    header = {"command": "python -m mlm_lib.curriculum_experiment " + " ".join(argv if argv is not None else sys.argv[1:]),
+    header = {"command": "python -m mlm_lib.experiments.curriculum " + " ".join(argv if argv is not None else sys.argv[1:]),
               "machine": f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",
               "date": time.strftime("%Y-%m-%d")}
     start = time.perf_counter()
@@ -183,16 +122,6 @@ def main(argv=None) -> dict:
 
     result = run_experiment(args.preset, seeds=args.seeds, progress=args.progress, on_run=save)
     print(report(result))
-    return result
-
-
-def load_results(name: str = "curriculum-full") -> dict:
-    """The shipped results of the full experiment (`mlm_lib/results/NAME.json`, see the README there),
-    with the summary recomputed from the runs by this version of `summarize`."""
-    from importlib.resources import files
-
-    result = json.loads((files("mlm_lib") / "results" / f"{name}.json").read_text())
-    result["summary"] = summarize(result["runs"])
     return result
 
 

@@ -1,7 +1,9 @@
 """Pretrain the course's reference model on the installed Shakespeare corpus, and record how it went.
 
-    python -m mlm_lib.pretrain --config shakespeare-char --out runs/shakespeare-char
-    python -m mlm_lib.pretrain --config smoke --out /tmp/smoke        # seconds; what the tests run
+    python -m mlm_lib.experiments.pretrain --config shakespeare-char --out runs/shakespeare-char
+    python -m mlm_lib.experiments.pretrain --config smoke --out /tmp/smoke     # seconds; what the tests run
+
+(The shipped model was made when this command was `python -m mlm_lib.pretrain`; the code is the same.)
 
 Writes into --out:
   model.pt       weights, model config and tokenizer (no optimiser state): what notebooks load
@@ -20,55 +22,32 @@ from pathlib import Path
 
 import torch
 
-from .baselines import count_model_baseline, unigram_baseline
-from .curriculum import linear
-from .data import CharTokenizer, load_corpus, train_val_split
-from .model import BertConfig, BertForMLM
-from .training import TrainConfig, evaluate, load_checkpoint, save_checkpoint, train
-
-VAL_FRACTION = 0.05
+from ..baselines import count_model_baseline, unigram_baseline
+from ..checkpoints import save_checkpoint
+from ..curriculum import linear
+from ..data import prepare_data
+from ..masking import EVAL_SEED
+from ..model import MODEL_SIZES, BertConfig, BertForMLM
+from ..training import TrainConfig, evaluate, train
 
 CONFIGS = {
     "shakespeare-char": (
-        dict(d_model=128, n_layers=4, n_heads=8, d_ff=512, max_len=128, dropout=0.0),
+        MODEL_SIZES["course"],
         TrainConfig(steps=12_000, tokens_per_batch=4096, schedule=linear(16, 64, until=0.5), lr=2e-3,
                     warmup_steps=500, eval_every=500, eval_windows=512),
     ),
     "smoke": (
-        dict(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_len=64, dropout=0.0),
+        MODEL_SIZES["smoke"],
         TrainConfig(steps=30, tokens_per_batch=1024, schedule=linear(16, 32, until=0.5), lr=3e-3,
                     warmup_steps=5, eval_every=15, eval_windows=64),
     ),
 }
 
 
-SHIPPED = "checkpoints"  # inside the package: the reference model, its log and how it was made
-
-
-def reference_checkpoint(name: str = "shakespeare-char"):
-    """The pretrained model shipped with the course (`mlm_lib/checkpoints/NAME.pt`), loaded safely.
-
-    Made by `python -m mlm_lib.pretrain --config NAME`; see mlm_lib/checkpoints/README.md.
-    """
-    from importlib.resources import files
-
-    path = files("mlm_lib") / SHIPPED / f"{name}.pt"
-    if not path.is_file():
-        raise FileNotFoundError(f"No shipped checkpoint {name!r}. Train one: python -m mlm_lib.pretrain --config {name}")
-    return load_checkpoint(path)
-
-
-def reference_log(name: str = "shakespeare-char") -> dict:
-    """The training log written beside the shipped checkpoint (command, wall time, history, evaluation)."""
-    from importlib.resources import files
-
-    return json.loads((files("mlm_lib") / SHIPPED / f"{name}.json").read_text())
-
-
 def final_evaluation(model, tokenizer, train_ids, val_ids, length: int) -> dict:
     """Held-out masked loss/accuracy over the whole validation text, next to the two baselines."""
     windows = max(64, len(val_ids) // length)
-    result = evaluate(model, tokenizer, val_ids, length=length, windows=windows, seed=1234)
+    result = evaluate(model, tokenizer, val_ids, length=length, windows=windows, seed=EVAL_SEED)
     return {"model": result, "unigram": unigram_baseline(train_ids, val_ids, tokenizer.vocab_size),
             "count_model": count_model_baseline(train_ids, val_ids, tokenizer)}
 
@@ -89,10 +68,7 @@ def main(argv=None) -> dict:
     train_config = replace(train_config, seed=args.seed, **({"steps": args.steps} if args.steps else {}))
     out = Path(args.out or f"runs/{args.config}")
     out.mkdir(parents=True, exist_ok=True)
-    text = load_corpus(args.corpus)
-    tokenizer = CharTokenizer.from_text(text)
-    train_text, val_text = train_val_split(text, VAL_FRACTION)
-    train_ids, val_ids = tokenizer.encode(train_text), tokenizer.encode(val_text)
+    tokenizer, train_ids, val_ids = prepare_data(args.corpus)
     torch.manual_seed(args.seed)
     model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **sizes)).to(args.device)
 
@@ -104,7 +80,7 @@ def main(argv=None) -> dict:
     save_checkpoint(out / "model.pt", model, tokenizer)
     evaluation = final_evaluation(model, tokenizer, train_ids, val_ids, train_config.schedule.length_at(1.0))
     log = {
-        "command": "python -m mlm_lib.pretrain " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m mlm_lib.experiments.pretrain " + " ".join(argv if argv is not None else sys.argv[1:]),
         "config": args.config, "model_config": model.config.to_dict(), "train_config": train_config.to_dict(),
         "parameters": model.num_parameters(), "wall_seconds": wall, "device": args.device,
         "machine": f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",

@@ -1,0 +1,90 @@
+"""Saving and loading a model with its tokenizer (and, to resume training, the optimiser and the loop's state).
+
+Taught in notebook 05 (training), §6. One file holds everything a later session needs: the weights, the
+model's configuration, the tokenizer, and optionally the optimiser and training state. Only tensors,
+numbers, strings, lists and dicts go in, so it loads with `torch.load(..., weights_only=True)`, which
+refuses pickled objects. That greatly reduces the risk of opening a file from elsewhere, but does not
+remove it (CVE-2025-32434 ran code through `weights_only=True` in torch <= 2.5.1): load only files you trust.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .data import CharTokenizer
+from .model import BertConfig, BertForMLM
+
+CHECKPOINT_FORMAT = "mlm_lib-checkpoint-1"
+_TIED = "head.word_embedding.weight"  # the decoder *is* the word embedding: stored once
+
+
+@dataclass
+class Checkpoint:
+    model: BertForMLM
+    tokenizer: CharTokenizer
+    optimizer_state: dict | None
+    train_state: dict | None
+
+
+def atomic_save(obj, path) -> None:
+    """`torch.save` to a temporary file beside `path`, then rename: a crash never leaves half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        torch.save(obj, tmp)
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def save_checkpoint(path, model: BertForMLM, tokenizer: CharTokenizer, optimizer=None, train_state=None) -> None:
+    """Write weights, model config, tokenizer and (optionally) optimiser and training state to one file."""
+    if tokenizer.vocab_size != model.config.vocab_size:
+        raise ValueError(f"Tokenizer has {tokenizer.vocab_size} tokens but the model {model.config.vocab_size}: "
+                         "they do not belong together.")
+    weights = {k: v for k, v in model.state_dict().items() if k != _TIED}
+    payload = {"format": CHECKPOINT_FORMAT, "model_config": model.config.to_dict(), "tokenizer": tokenizer.to_dict(),
+               "model": weights, "optimizer": optimizer.state_dict() if optimizer is not None else None,
+               "train_state": train_state}
+    atomic_save(payload, path)
+
+
+def load_checkpoint(path, *, model: BertForMLM | None = None, tokenizer: CharTokenizer | None = None) -> Checkpoint:
+    """Read a checkpoint written by `save_checkpoint` (with `weights_only=True`).
+
+    Without `model`/`tokenizer`, both are rebuilt from the file. Given, they must match it: a checkpoint
+    made for another vocabulary or model shape is refused with a message saying what differs.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No checkpoint at {path}.")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # unpickling refused, or not a torch file at all
+        raise ValueError(f"{path} is not a checkpoint this course can load safely: it holds objects other than "
+                         f"tensors and plain data, or is damaged ({type(err).__name__}). Only load checkpoints "
+                         "written by mlm_lib.save_checkpoint.") from None
+    if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{path} was not written by mlm_lib.save_checkpoint (format {CHECKPOINT_FORMAT}).")
+    saved_tokenizer = CharTokenizer.from_dict(payload["tokenizer"])
+    if tokenizer is not None and tokenizer != saved_tokenizer:
+        extra = sorted(set(tokenizer.tokens) ^ set(saved_tokenizer.tokens))[:10]
+        raise ValueError(f"{path} was trained with a different vocabulary ({saved_tokenizer.vocab_size} tokens, "
+                         f"yours has {tokenizer.vocab_size}; differing: {extra}). Use the tokenizer stored in the "
+                         "checkpoint: load_checkpoint(path).tokenizer.")
+    config = BertConfig(**payload["model_config"])
+    if model is None:
+        model = BertForMLM(config)
+    elif model.config.to_dict() != config.to_dict():
+        diff = {k: (v, getattr(model.config, k)) for k, v in config.to_dict().items() if getattr(model.config, k) != v}
+        raise ValueError(f"{path} holds a model with another configuration (checkpoint vs yours: {diff}). "
+                         "Build the model from the checkpoint: load_checkpoint(path).model.")
+    result = model.load_state_dict(payload["model"], strict=False)
+    if result.unexpected_keys or result.missing_keys != [_TIED]:
+        raise ValueError(f"{path} does not hold this model's weights (missing {result.missing_keys}, "
+                         f"unexpected {result.unexpected_keys}).")
+    return Checkpoint(model, saved_tokenizer, payload["optimizer"], payload["train_state"])

@@ -1,0 +1,36 @@
+"""Checks for the notebooks' exercises, one module per notebook: each passes a right answer and explains
+what is wrong otherwise.
+
+A check calls the learner's function on several inputs and compares with the library's answer. A wrong
+answer raises `ExerciseError` with a hint aimed at the usual mistake; an unwritten one (still raising
+NotImplementedError, as in the student and nbgrader release copies) says so.
+"""
+from ._common import ExerciseError
+from .nb00_overview import check_blank_positions, check_fill_in
+from .nb01_data_and_tokens import check_unigram_loss, check_make_windows
+from .nb02_masking import check_expected_counts, check_make_labels
+from .nb03_attention import check_attention_weights, check_causal_mask
+from .nb04_encoder import check_count_parameters, check_embed
+from .nb05_training import check_masked_loss, check_lr_at
+from .nb06_predictions import check_top_k, check_mask_positions
+from .nb07_curriculum import check_linear_length, check_first_reaching
+
+__all__ = [
+    "ExerciseError",
+    "check_blank_positions",
+    "check_fill_in",
+    "check_unigram_loss",
+    "check_make_windows",
+    "check_expected_counts",
+    "check_make_labels",
+    "check_attention_weights",
+    "check_causal_mask",
+    "check_count_parameters",
+    "check_embed",
+    "check_masked_loss",
+    "check_lr_at",
+    "check_top_k",
+    "check_mask_positions",
+    "check_linear_length",
+    "check_first_reaching",
+]

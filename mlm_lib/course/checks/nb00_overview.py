@@ -1,0 +1,39 @@
+"""Checks for the exercises of notebook 00 (overview)."""
+from __future__ import annotations
+
+from ._common import ExerciseError, _call, _ok
+
+
+def check_blank_positions(fn) -> None:
+    """fn(text: str) -> the indices of the underscores in `text`, in order."""
+    for text in ("To b_ or n_t", "___", "no blanks here", "_a_"):
+        expected = [i for i, c in enumerate(text) if c == "_"]
+        got = _call(fn, text)
+        try:
+            got = [int(i) for i in got]
+        except (TypeError, ValueError):
+            raise ExerciseError(f"Return a list of integer positions, not {type(got).__name__}.") from None
+        if got == expected:
+            continue
+        if got == [i + 1 for i in expected]:
+            raise ExerciseError("Off by one: Python counts positions from 0, so the first character is 0.")
+        if len(expected) > 1 and got == expected[:1]:
+            raise ExerciseError("Only the first blank: str.index finds one; loop over every character.")
+        raise ExerciseError(f"For {text!r} expected {expected}, got {got}. Try enumerate(text).")
+    _ok("Those are the positions the model will see as [MASK].")
+
+
+def check_fill_in(fn) -> None:
+    """fn(text, positions, guesses) -> text with guesses[i] written at positions[i]."""
+    cases = [("To b_ or n_t", [4, 10], ["e", "o"], "To be or not"), ("_a_", [0, 2], ["b", "t"], "bat"),
+             ("same", [], [], "same")]
+    for text, positions, guesses, expected in cases:
+        got = _call(fn, text, positions, guesses)
+        if got == expected:
+            continue
+        if isinstance(got, list):
+            raise ExerciseError("Return a string: join the characters back together with ''.join(...).")
+        if isinstance(got, str) and len(got) != len(text):
+            raise ExerciseError("Replace one character per blank; the text must keep its length.")
+        raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) should give {expected!r}, got {got!r}.")
+    _ok("Strings are immutable: a list of characters, then ''.join, is the usual way.")

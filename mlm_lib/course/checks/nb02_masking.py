@@ -1,0 +1,47 @@
+"""Checks for the exercises of notebook 02 (masking)."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._common import ExerciseError, _call, _ok, _tensor
+
+
+def check_expected_counts(fn) -> None:
+    """fn(n_tokens, select_prob, mask_prob, random_prob) -> (n_mask, n_random, n_unchanged) expected."""
+    for args in ((1000, 0.15, 0.8, 0.1), (5000, 0.3, 0.5, 0.3)):
+        n, s, m, r = args
+        expected = (n * s * m, n * s * r, n * s * (1 - m - r))
+        got = _call(fn, *args)
+        try:
+            got = tuple(float(x) for x in got)
+        except TypeError:
+            raise ExerciseError("Return three numbers: (n_mask, n_random, n_unchanged).") from None
+        if len(got) == 3 and all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9) for a, b in zip(got, expected)):
+            continue
+        if len(got) == 3 and math.isclose(got[0], n * m, rel_tol=1e-6):
+            raise ExerciseError("Only selected positions are replaced: multiply by select_prob too.")
+        raise ExerciseError(f"For {args} expected {tuple(round(x, 3) for x in expected)}, got {got}. The three "
+                            "outcomes split the n * select_prob selected positions as m, r and 1 - m - r.")
+    _ok("Of 1,000 tokens BERT masks 120, randomises 15 and keeps 15, on average.")
+
+
+def check_make_labels(fn) -> None:
+    """fn(ids, selected) -> labels: the original id where selected, -100 elsewhere; ids untouched."""
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(5, 50, (3, 20), generator=g)
+    selected = torch.rand(3, 20, generator=g) < 0.3
+    before = ids.clone()
+    got = _tensor(_call(fn, ids, selected), "the labels")
+    if not torch.equal(ids, before):
+        raise ExerciseError("Your function changed `ids` in place: work on a copy (ids.clone() or torch.where).")
+    expected = torch.where(selected, ids, torch.full_like(ids, -100))
+    if torch.equal(got, expected):
+        _ok("cross_entropy skips -100 by default (ignore_index), so only selected positions count.")
+        return
+    if got.shape == ids.shape and torch.equal(got[~selected], torch.zeros_like(got[~selected])):
+        raise ExerciseError("Unselected positions need -100, not 0: id 0 is [PAD], a real class the loss would count.")
+    if got.shape == ids.shape and torch.equal(got[selected], torch.full_like(got[selected], -100)):
+        raise ExerciseError("The other way round: keep the id where `selected` is True, -100 where it is False.")
+    raise ExerciseError("Expected the original id at selected positions and -100 everywhere else (same shape as ids).")

@@ -1,0 +1,56 @@
+"""Checks for the exercises of notebook 05 (training)."""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ...training import lr_factor
+
+from ._common import ExerciseError, _call, _ok, _tensor
+
+
+def check_masked_loss(fn) -> None:
+    """fn(logits (B, L, V), labels (B, L) with -100 where unselected) -> mean cross-entropy at selected positions."""
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(3, 7, 11, generator=g)
+    labels = torch.randint(0, 11, (3, 7), generator=g)
+    labels[torch.rand(3, 7, generator=g) < 0.6] = -100
+    labels[0, 0] = 4
+    expected = F.cross_entropy(logits[labels != -100], labels[labels != -100])
+    got = _tensor(_call(fn, logits, labels), "the loss")
+    if got.numel() == 1 and torch.allclose(got.float().reshape(()), expected, atol=1e-5):
+        _ok("Only the selected positions count, averaged over those alone.")
+        return
+    safe = labels.clamp_min(0)
+    everywhere = F.cross_entropy(logits.reshape(-1, 11), safe.reshape(-1))
+    if got.numel() == 1 and torch.allclose(got.float().reshape(()), everywhere, atol=1e-5):
+        raise ExerciseError("That averages over every position: keep only those whose label is not -100.")
+    diluted = F.cross_entropy(logits[labels != -100], labels[labels != -100], reduction="sum") / labels.numel()
+    if got.numel() == 1 and torch.allclose(got.float().reshape(()), diluted, atol=1e-5):
+        raise ExerciseError("Divide by the number of selected positions, not by all of them.")
+    if got.numel() != 1:
+        raise ExerciseError(f"Return one number (a 0-d tensor), not shape {tuple(got.shape)}: take the mean.")
+    raise ExerciseError(f"Expected {expected.item():.4f}, got {got.item():.4f}. "
+                        "F.cross_entropy(logits[chosen], labels[chosen]) with chosen = labels != -100.")
+
+
+def check_lr_at(fn) -> None:
+    """fn(step, warmup_steps, total_steps, base_lr) -> learning rate: linear warm-up, then linear decay to 0."""
+    for warmup, total, base in ((10, 100, 1e-3), (4, 20, 0.5)):
+        for s in (0, 1, warmup - 1, warmup, (warmup + total) // 2, total - 1, total):
+            expected = base * lr_factor(s, warmup, total)
+            got = _call(fn, s, warmup, total, base)
+            try:
+                got = float(got)
+            except (TypeError, ValueError):
+                raise ExerciseError(f"Return a number, not {type(got).__name__}.") from None
+            if math.isclose(got, expected, rel_tol=1e-6, abs_tol=1e-12):
+                continue
+            if s < warmup and math.isclose(got, base * s / warmup, rel_tol=1e-6, abs_tol=1e-12):
+                raise ExerciseError("Step 0 would get a zero learning rate: warm up with (step + 1) / warmup_steps.")
+            phase = "warm-up" if s < warmup else "decay"
+            raise ExerciseError(f"At step {s} (warm-up {warmup}, total {total}, base {base}) expected {expected:.6g}, "
+                                f"got {got:.6g}: check the {phase} part. Decay: base * (total - step) / (total - warmup).")
+    _ok("Warm-up, then linear decay to zero, as BERT used.")

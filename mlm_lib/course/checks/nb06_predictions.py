@@ -1,0 +1,51 @@
+"""Checks for the exercises of notebook 06 (predictions)."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._common import ExerciseError, _call, _ok, _tensor
+
+
+def check_top_k(fn) -> None:
+    """fn(logits (V,), tokens: list[str], k) -> [(token, probability)] best first, probabilities from softmax."""
+    tokens = list("abcdefgh")
+    logits = torch.tensor([0.5, 3.0, -1.0, 2.0, 0.0, 2.5, -2.0, 1.0])
+    probs = logits.softmax(-1)
+    for k in (3, 1):
+        values, indices = probs.topk(k)
+        expected = [(tokens[i], float(v)) for v, i in zip(values.tolist(), indices.tolist())]
+        got = _call(fn, logits, tokens, k)
+        try:
+            got = [(str(t), float(p)) for t, p in got]
+        except (TypeError, ValueError):
+            raise ExerciseError("Return a list of (token, probability) pairs.") from None
+        if [t for t, _ in got] == [t for t, _ in expected] and all(
+                math.isclose(a, b, rel_tol=1e-4) for (_, a), (_, b) in zip(got, expected)):
+            continue
+        if [t for t, _ in got] == [t for t, _ in expected]:
+            raise ExerciseError("Right tokens, wrong numbers: turn the logits into probabilities with softmax first.")
+        if len(got) != k:
+            raise ExerciseError(f"Asked for k={k}, got {len(got)} pairs.")
+        raise ExerciseError(f"Expected {[(t, round(p, 3)) for t, p in expected]}, got {[(t, round(p, 3)) for t, p in got]}. "
+                            "logits.softmax(-1).topk(k) gives values and indices, best first.")
+    _ok("These are the bars of the explorer's chart.")
+
+
+def check_mask_positions(fn) -> None:
+    """fn(ids (L,), positions, mask_id) -> a copy of ids with [MASK] at positions (the input left alone)."""
+    ids = torch.tensor([7, 8, 9, 10, 11, 12])
+    for positions in ([1, 4], [0], []):
+        original = ids.clone()
+        expected = ids.clone()
+        expected[positions] = 4
+        got = _tensor(_call(fn, ids, positions, 4), "the masked ids")
+        if not torch.equal(ids, original):
+            ids.copy_(original)
+            raise ExerciseError("Your function overwrote its input: clone the ids first (ids.clone()), "
+                                "or the original characters are lost.")
+        if got.shape == expected.shape and torch.equal(got, expected):
+            continue
+        raise ExerciseError(f"For positions {positions} expected {expected.tolist()}, got {got.tolist()}.")
+    _ok("The original stays intact, so predictions can be compared with it.")

@@ -1,0 +1,127 @@
+"""Student copies of the notebooks, and the cell metadata that lets nbgrader grade them.
+
+    python -m mlm_lib.course.student notebooks student     (or: make student)
+
+In a teaching notebook, an exercise's solution sits between two marker lines in a code cell:
+
+    def my_function(x):
+        ### BEGIN SOLUTION
+        return x + 1
+        ### END SOLUTION
+
+and the next code cell calls a check from `mlm_lib.course.checks`. The student copy keeps the cell but
+replaces the marked lines with `raise NotImplementedError(...)`, at the same indentation, so the check
+below explains that the exercise is still to do. The markers are nbgrader's own, and every solution cell
+and check cell carries nbgrader's metadata (`mark_for_nbgrader`), so instructors can also run
+`nbgrader generate_assignment` and `nbgrader autograde` on the notebooks as they are (README, "For
+instructors").
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+from pathlib import Path
+
+import nbformat
+
+BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
+STUB = 'raise NotImplementedError("Exercise: write your answer here")'
+POINTS = 1  # per exercise
+
+
+def strip_solutions(source: str) -> str:
+    out, inside = [], False
+    for line in source.splitlines():
+        marker = line.strip()
+        if marker == BEGIN:
+            if inside:
+                raise ValueError("Nested '### BEGIN SOLUTION' markers.")
+            inside = True
+            out.append(line[: len(line) - len(line.lstrip())] + STUB)
+        elif marker == END:
+            if not inside:
+                raise ValueError("'### END SOLUTION' without a BEGIN.")
+            inside = False
+        elif not inside:
+            out.append(line)
+    if inside:
+        raise ValueError("'### BEGIN SOLUTION' without an END.")
+    return "\n".join(out)
+
+
+def exercises(nb) -> list[tuple[int, int]]:
+    """(solution cell, check cell) indices: each code cell with a solution and the code cell after it."""
+    cells, pairs = nb["cells"], []
+    for i, cell in enumerate(cells):
+        if cell["cell_type"] == "code" and BEGIN in "".join(cell["source"]):
+            check = next((j for j in range(i + 1, len(cells)) if cells[j]["cell_type"] == "code"), None)
+            if check is None or "check_" not in "".join(cells[check]["source"]):
+                raise ValueError(f"The solution in cell {i} has no check cell after it (a code cell calling a "
+                                 "check from mlm_lib.course.checks).")
+            pairs.append((i, check))
+    return pairs
+
+
+def nbgrader_metadata(kind: str, grade_id: str) -> dict:
+    """nbgrader's cell metadata (schema 3) for a 'solution' cell or an autograded 'check' cell."""
+    meta = {"grade": kind == "check", "grade_id": grade_id, "locked": kind == "check", "schema_version": 3,
+            "solution": kind == "solution", "task": False}
+    if kind == "check":
+        meta["points"] = POINTS
+    return meta
+
+
+def mark_for_nbgrader(nb, prefix: str):
+    """A copy of `nb` whose solution and check cells carry nbgrader metadata (ids `PREFIX-exN-...`)."""
+    nb = copy.deepcopy(nb)
+    for n, (solution, check) in enumerate(exercises(nb), start=1):
+        nb["cells"][solution]["metadata"]["nbgrader"] = nbgrader_metadata("solution", f"{prefix}-ex{n}-solution")
+        nb["cells"][check]["metadata"]["nbgrader"] = nbgrader_metadata("check", f"{prefix}-ex{n}-check")
+    return nb
+
+
+def student_notebook(nb):
+    """A copy of `nb` with solutions stubbed and every output and execution count cleared."""
+    nb = nbformat.from_dict(copy.deepcopy(nb))
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.source = strip_solutions(cell.source)
+            cell.outputs, cell.execution_count = [], None
+    nb.metadata.pop("widgets", None)
+    return nb
+
+
+def notebooks_in(folder) -> list[Path]:
+    """The course's notebooks under `folder` (one level of part folders, or flat), in reading order."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"No folder {folder}: pass the folder that holds the teaching notebooks "
+                                "(e.g. `notebooks`).")
+    found = sorted(folder.glob("*.ipynb")) + sorted(folder.glob("*/*.ipynb"))
+    found = [p for p in found if ".ipynb_checkpoints" not in p.parts]
+    if not found:
+        raise FileNotFoundError(f"No notebooks in {folder} or its sub-folders.")
+    return found
+
+
+def main(argv=None) -> list[Path]:
+    parser = argparse.ArgumentParser(description="Write student copies of the notebooks (solutions removed).")
+    parser.add_argument("src", nargs="?", default="notebooks", help="the teaching notebooks' folder")
+    parser.add_argument("dst", nargs="?", default="student", help="where the student copies go (a new folder)")
+    args = parser.parse_args(argv)
+    src, dst = Path(args.src).resolve(), Path(args.dst).resolve()
+    if dst == src or src in dst.parents or dst in src.parents:
+        parser.error(f"the student copies must go to a folder apart from the teaching notebooks ({args.src}): "
+                     "writing them there would strip the solutions from the originals. Choose e.g. `student`.")
+    written = []
+    for path in notebooks_in(src):
+        target = dst / path.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(student_notebook(nbformat.read(path, as_version=4)), target)
+        written.append(target)
+    print(f"wrote {len(written)} student notebooks to {args.dst}/")
+    return written
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""The library's three roles stay apart: imports go one way only, and every concept points to its lesson.
+
+concepts (mlm_lib/*.py)  ->  course (mlm_lib/course/)  ->  experiments (mlm_lib/experiments/)
+A concept never imports `course` or `experiments`; a course aid never imports `experiments`. Read from the
+source with `ast`, so an import hidden inside a function counts too.
+"""
+import ast
+from pathlib import Path
+
+import pytest
+
+import mlm_lib
+
+PACKAGE = Path(mlm_lib.__file__).parent
+CONCEPTS = sorted(p for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+COURSE = sorted((PACKAGE / "course").rglob("*.py"))
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Absolute names of everything `path` imports, relative imports resolved."""
+    here = module_name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join(base + ([node.module] if node.module else []))
+            found.add(module)
+            found |= {f"{module}.{alias.name}" for alias in node.names}  # `from . import course`
+    return found
+
+
+def forbidden(path: Path, prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in imported_modules(path) if m.startswith(prefixes))
+
+
+def test_the_reader_resolves_relative_imports():
+    course_checks = PACKAGE / "course" / "checks" / "nb04_encoder.py"
+    assert "mlm_lib.model" in imported_modules(course_checks)  # written `from ...model import ...`
+    assert "mlm_lib.course.checks._common" in imported_modules(course_checks)
+
+
+@pytest.mark.parametrize("path", CONCEPTS, ids=lambda p: p.stem)
+def test_concepts_import_no_course_aid_and_no_command(path):
+    assert not forbidden(path, ("mlm_lib.course", "mlm_lib.experiments")), \
+        f"{path.name} is a concept module: move what it needs from course/experiments into a concept module"
+
+
+@pytest.mark.parametrize("path", COURSE, ids=lambda p: module_name(p))
+def test_course_aids_import_no_command(path):
+    assert not forbidden(path, ("mlm_lib.experiments",)), f"{path} is a course aid: it must not import a command"
+
+
+def test_package_root_imports_concepts_only():
+    assert not forbidden(PACKAGE / "__init__.py", ("mlm_lib.course", "mlm_lib.experiments"))
+
+
+@pytest.mark.parametrize("path", CONCEPTS, ids=lambda p: p.stem)
+def test_every_concept_says_where_the_course_teaches_it(path):
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    assert "notebook" in doc.lower() or "README" in doc, f"{path.name}: say where the course teaches it"
+
+
+def test_public_api_is_reexported():
+    for name in mlm_lib.__all__:
+        assert getattr(mlm_lib, name) is not None
+    from mlm_lib import BertForMLM, MaskingConfig, mask_tokens, train, train_step  # noqa: F401
