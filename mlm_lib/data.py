@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import numbers
 import re
 from pathlib import Path
 
@@ -78,7 +79,7 @@ def load_corpus(path: str | Path | None = None) -> str:
     if not path.is_file():
         raise FileNotFoundError(f"No text file at {path}: check the path, or call load_corpus() for Shakespeare.")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark some editors write is not text
     except UnicodeDecodeError as err:
         raise ValueError(
             f"{path} is not UTF-8 text (byte {err.start} cannot be decoded). "
@@ -95,6 +96,8 @@ def train_val_split(text: str, val_fraction: float = VAL_FRACTION) -> tuple[str,
     A contiguous split (rather than shuffled lines) keeps held-out text really unseen: neighbouring
     lines of one speech are strongly related, so shuffling would leak them into training.
     """
+    if isinstance(val_fraction, bool) or not isinstance(val_fraction, numbers.Real):
+        raise ValueError(f"val_fraction must be a number between 0 and 1, got {val_fraction!r}.")
     if not 0.0 < val_fraction < 1.0:
         raise ValueError(f"val_fraction must be between 0 and 1 (exclusive), got {val_fraction}.")
     cut = int(len(text) * (1.0 - val_fraction))
@@ -177,8 +180,9 @@ def random_windows(ids: torch.Tensor, batch_size: int, length: int, generator: t
     """
     if ids.dim() != 1:
         raise ValueError(f"Expected a 1-D tensor of token ids, got shape {tuple(ids.shape)}.")
-    if length < 1 or batch_size < 1:
-        raise ValueError(f"batch_size and length must be positive, got {batch_size} and {length}.")
+    for name, value in (("batch_size", batch_size), ("length", length)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"batch_size and length must be whole numbers >= 1, got {name}={value!r}.")
     if len(ids) < length:
         raise ValueError(f"The text has {len(ids)} tokens, fewer than one window of {length}: use a shorter length or more text.")
     starts = torch.randint(0, len(ids) - length + 1, (batch_size,), generator=generator)

@@ -32,7 +32,12 @@ def masked_positions(text: str, positions=None, *, rate: float = 0.15, seed: int
         g = torch.Generator().manual_seed(seed)
         chosen = (torch.rand(len(text), generator=g) < rate).nonzero().flatten().tolist()
         return chosen or [int(torch.randint(len(text), (1,), generator=g))]
-    positions = sorted(set(int(p) for p in positions))
+    try:
+        positions = sorted(set(int(p) for p in positions))
+    except (TypeError, ValueError):
+        raise ValueError(f"positions must be whole numbers (indices into the text), got {positions!r}.") from None
+    if not positions:
+        raise ValueError("There is no position to fill in: give at least one, or positions=None to mask at random.")
     bad = [p for p in positions if not 0 <= p < len(text)]
     if bad:
         raise ValueError(f"Positions {bad} are outside the text (0..{len(text) - 1}).")
@@ -44,6 +49,9 @@ def predict_masked(model, tokenizer, text: str, positions=None, *, k: int = 5, w
                    rate: float = 0.15, seed: int = 0) -> list[Prediction]:
     """Replace the characters at `positions` by [MASK] (all of them at once) and return the model's top-k
     guesses for each. Without positions, mask at `rate` with `seed`."""
+    for name, value in (("k", k), ("window", window)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}.")
     positions = masked_positions(text, positions, rate=rate, seed=seed)
     ids = tokenizer.encode(text)
     masked = ids.clone()

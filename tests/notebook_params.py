@@ -19,3 +19,20 @@ SMALL = {
     "06_predictions": {"seed": 1, "k": 3, "rate": 0.3, "n_windows": 100, "passage": "Friends, Romans, countrymen"},
     "07_curriculum": {"seed": 1, "steps": 40, "tokens_per_batch": 512, "long": 32, "eval_every": 20},
 }
+
+# Another language and script, for the "bring your own corpus" runs: a short Korean text written for the
+# tests (no download), repeated to about 11,000 characters.
+KOREAN_TEXT = """언어 모델은 문장 속의 빈칸을 채우면서 배운다. 가려진 글자를 맞히려면 앞뒤의 글자를 함께 보아야 한다.
+처음에는 자주 나오는 글자만 고르지만, 조금 지나면 이웃한 글자에서 답을 찾는다.
+책을 천천히 읽는 사람은 모르는 낱말을 만나도 앞뒤 문맥으로 뜻을 짐작한다.
+우리는 작은 컴퓨터에서도 이 과정을 처음부터 끝까지 직접 만들어 볼 수 있다.
+바람이 부는 저녁에 아이들은 마당에서 공을 차고, 어른들은 이야기를 나눈다.
+오늘 배운 것을 내일 다시 써 보면, 손에 익어서 더 쉽게 떠오른다.
+""" * 40
+# what each notebook needs besides `corpus` to run on it: text in its vocabulary, a model trained on it
+KOREAN = {
+    "00_overview": {"sentence": "언어 모델은 빈칸을 _우면서 배운다."},
+    "02_masking": {"passage": "가려진 글자를 맞히려면 앞뒤의 글자를 함께 보아야 한다."},
+    "03_attention": {"sentence": "처음에는 자주 나오는 글자만 고른다."},
+    "06_predictions": {"passage": "책을 천천히 읽는 사람은 모르는 낱말을 만나도"},
+}

@@ -26,6 +26,7 @@ def test_summarize_compares_with_the_first_schedule(make_run):
     assert lin["mid_loss"] == 2.4 and "0.50x of fixed" in ce.report({"summary": summary})
 
 
+@pytest.mark.slow
 def test_experiment_command_smoke(tmp_path, capsys):
     out = tmp_path / "r.json"
     ce.main(["--preset", "smoke", "--out", str(out)])

@@ -71,4 +71,6 @@ def test_every_concept_says_where_the_course_teaches_it(path):
 def test_public_api_is_reexported():
     for name in mlm_lib.__all__:
         assert getattr(mlm_lib, name) is not None
-    from mlm_lib import BertForMLM, MaskingConfig, mask_tokens, train, train_step  # noqa: F401
+    from mlm_lib import masking, model, training
+    assert (mlm_lib.BertForMLM, mlm_lib.MaskingConfig, mlm_lib.mask_tokens, mlm_lib.train, mlm_lib.train_step) == (
+        model.BertForMLM, masking.MaskingConfig, masking.mask_tokens, training.train, training.train_step)

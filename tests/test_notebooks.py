@@ -3,14 +3,13 @@
 (nbval re-runs the stored notebooks as written: `make test` passes `notebooks --nbval`.)
 """
 import json
-from pathlib import Path
 
 import nbformat
 import papermill
 import pytest
 
 from mlm_lib.course.student import BEGIN, END, STUB, mark_for_nbgrader, strip_solutions, student_notebook
-from notebook_params import CELL_TIMEOUT, NOTEBOOKS, SMALL
+from notebook_params import CELL_TIMEOUT, KOREAN, KOREAN_TEXT, NOTEBOOKS, SMALL
 
 
 def _ids(paths):
@@ -40,6 +39,18 @@ def test_notebook_structure(path):
     assert nb == mark_for_nbgrader(nb, f"nb{path.stem[:2]}"), "run mark_for_nbgrader on this notebook"
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_papermill_sees_every_parameter(path):
+    """papermill reads the parameters cell line by line; a line it cannot parse is reported as an unknown
+    parameter when set (and `//` in a comment is enough), which would teach users to ignore its warnings."""
+    nb = json.loads(path.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    assigned = {line.split("=")[0].strip() for line in "".join(cell["source"]).splitlines()
+                if "=" in line and not line.startswith((" ", "#"))}
+    assert set(papermill.inspect_notebook(str(path))) == assigned
+    assert set(SMALL[path.stem]) <= assigned, "the tests pass a parameter this notebook does not have"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
 def test_notebook_runs_under_papermill(path, tmp_path):
@@ -52,6 +63,34 @@ def test_notebook_runs_under_papermill(path, tmp_path):
     exercises = sum(BEGIN in c.source for c in nb.cells if c.cell_type == "code")
     passed = sum("✓ Correct" in json.dumps(c.get("outputs", []), ensure_ascii=False) for c in nb.cells if c.cell_type == "code")
     assert passed == exercises  # every exercise's check ran and passed
+
+
+@pytest.fixture(scope="module")
+def korean_run(tmp_path_factory):
+    """A Korean corpus and a small model pretrained on it by the pretrain command (seconds)."""
+    from mlm_lib.experiments import pretrain
+
+    folder = tmp_path_factory.mktemp("korean")
+    (folder / "corpus.txt").write_text(KOREAN_TEXT, encoding="utf-8")
+    pretrain.main(["--config", "smoke", "--out", str(folder / "run"), "--corpus", str(folder / "corpus.txt"),
+                   "--no-progress"])
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_notebook_runs_on_your_own_corpus(path, korean_run, tmp_path):
+    params = {**SMALL[path.stem], **KOREAN.get(path.stem, {})}
+    known = papermill.inspect_notebook(str(path))
+    params.update({k: v for k, v in (("corpus", str(korean_run / "corpus.txt")),
+                                     ("model_path", str(korean_run / "run" / "model.pt"))) if k in known})
+    assert "corpus" in params or "model_path" in params, "every notebook takes your own corpus or model"
+    out = tmp_path / path.name
+    papermill.execute_notebook(str(path), str(out), parameters=params, kernel_name="python3", cwd=str(path.parent),
+                               progress_bar=False, execution_timeout=CELL_TIMEOUT)
+    outputs = json.dumps([c.get("outputs", []) for c in nbformat.read(out, as_version=4).cells], ensure_ascii=False)
+    if path.stem not in ("04_encoder", "07_curriculum"):  # those two show shapes and curves, no text
+        assert any("\uac00" <= ch <= "\ud7a3" for ch in outputs), "the outputs should show the Korean text"
 
 
 def test_strip_solutions_keeps_indentation_and_rejects_bad_markers():

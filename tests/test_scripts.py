@@ -1,10 +1,13 @@
 """The package's commands run end to end (tiny settings; the real runs are documented in README)."""
 import json
 
+import pytest
+
 from mlm_lib.checkpoints import load_checkpoint
 from mlm_lib.experiments import bench, pretrain
 
 
+@pytest.mark.slow
 def test_bench_smoke(tmp_path, capsys):
     out = tmp_path / "bench.json"
     bench.main(["--config", "reference", "--steps", "2", "--warmup", "1", "--json", str(out)])
@@ -15,6 +18,7 @@ def test_bench_smoke(tmp_path, capsys):
     assert "vs HF" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_pretrain_smoke(tmp_path):
     log = pretrain.main(["--config", "smoke", "--out", str(tmp_path), "--no-progress"])
     saved = json.loads((tmp_path / "log.json").read_text())
@@ -25,6 +29,7 @@ def test_pretrain_smoke(tmp_path):
     assert load_checkpoint(tmp_path / "resume.pt").train_state["step"] == 30
 
 
+@pytest.mark.slow
 def test_shipped_checkpoint_fills_in_blanks(tokenizer, split_ids):
     from mlm_lib.predict import predict_masked
     from mlm_lib.course.assets import reference_checkpoint, reference_log

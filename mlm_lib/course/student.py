@@ -113,8 +113,12 @@ def main(argv=None) -> list[Path]:
     if dst == src or src in dst.parents or dst in src.parents:
         parser.error(f"the student copies must go to a folder apart from the teaching notebooks ({args.src}): "
                      "writing them there would strip the solutions from the originals. Choose e.g. `student`.")
+    try:
+        notebooks = notebooks_in(src)
+    except FileNotFoundError as err:
+        parser.error(str(err))
     written = []
-    for path in notebooks_in(src):
+    for path in notebooks:
         target = dst / path.relative_to(src)
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(student_notebook(nbformat.read(path, as_version=4)), target)

@@ -4,14 +4,54 @@ Figures are small (dpi 80) because notebooks are stored with their outputs.
 """
 from __future__ import annotations
 
+import functools
 import html
+import warnings
 
 import matplotlib.pyplot as plt
+from matplotlib import font_manager
+from matplotlib.ft2font import FT2Font
 
 from ..masking import MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED
 
 DPI = 80
 OUTCOME_COLOURS = {NOT_SELECTED: None, MASKED: "#f4a261", RANDOM: "#e76f51", UNCHANGED: "#8ab17d"}
+
+
+@functools.lru_cache(maxsize=None)
+def _charmap(path: str) -> frozenset[int]:
+    try:
+        return frozenset(FT2Font(path).get_charmap())
+    except (OSError, RuntimeError):
+        return frozenset()
+
+
+@functools.lru_cache(maxsize=64)
+def _fallback_font(missing: frozenset[str]) -> str | None:
+    """The installed font with the most of `missing`'s glyphs (None if none has any); warns about the rest."""
+    best, best_count = None, 0
+    for font in font_manager.fontManager.ttflist:
+        if font.name.startswith("Last Resort"):  # matplotlib's own: "has" every glyph, as a box with its code
+            continue
+        count = sum(ord(c) in _charmap(font.fname) for c in missing)
+        if count > best_count:
+            best, best_count = font.name, count
+    if best_count < len(missing):
+        shown = "".join(sorted(missing))[:20]
+        warnings.warn(f"No installed font has glyphs for {shown!r}: charts show them as empty boxes (the text "
+                      "cells are unaffected). Install a font that covers them, e.g. `apt install fonts-noto-cjk` "
+                      "for Korean, Chinese or Japanese, then restart the kernel.", stacklevel=3)
+    return best
+
+
+def fonts_for(labels) -> dict:
+    """Keyword arguments for tick labels: nothing when matplotlib's default font (DejaVu Sans) has every
+    glyph; else that font first and an installed font with the missing glyphs after it (matplotlib >= 3.6
+    falls back glyph by glyph), so a chart of Korean or Chinese text shows its characters, not boxes."""
+    default = font_manager.findfont("DejaVu Sans")
+    missing = frozenset(c for label in labels for c in str(label) if c.strip() and ord(c) not in _charmap(default))
+    fallback = _fallback_font(missing) if missing else None
+    return {"fontfamily": ["DejaVu Sans", fallback]} if fallback else {}
 
 
 def _show_char(token: str) -> str:
@@ -48,7 +88,8 @@ def plot_frequencies(counts: dict[str, int], top: int = 40):
     total = sum(counts.values())
     fig, ax = plt.subplots(figsize=(10, 3), dpi=DPI)
     ax.bar(range(len(items)), [n / total for _, n in items], color="#457b9d")
-    ax.set_xticks(range(len(items)), [_show_char(c) for c, _ in items])
+    shown = [_show_char(c) for c, _ in items]
+    ax.set_xticks(range(len(items)), shown, **fonts_for(shown))
     ax.set_ylabel("share of characters")
     ax.set_title(f"The {len(items)} commonest of {len(counts)} distinct characters")
     fig.tight_layout()
@@ -63,8 +104,8 @@ def plot_attention(weights, labels, title: str = "", ax=None):
         fig, ax = plt.subplots(figsize=(5, 4.5), dpi=DPI)
     im = ax.imshow(weights, cmap="viridis", vmin=0, vmax=max(float(weights.max()), 1e-9))
     shown = [_show_char(t) for t in labels]
-    ax.set_xticks(range(len(shown)), shown, fontsize=8)
-    ax.set_yticks(range(len(shown)), shown, fontsize=8)
+    ax.set_xticks(range(len(shown)), shown, fontsize=8, **fonts_for(shown))
+    ax.set_yticks(range(len(shown)), shown, fontsize=8, **fonts_for(shown))
     ax.set_xlabel("key (attended to)")
     ax.set_ylabel("query")
     ax.set_title(title, fontsize=10)
@@ -124,6 +165,8 @@ def plot_topk(candidates: list[tuple[str, float]], title: str = "", ax=None):
         fig.subplots_adjust(left=0.2, right=0.95, bottom=0.5 / (0.35 * len(candidates) + 0.8) + 0.1, top=0.85)
     names = [repr(_show_char(t)) for t, _ in candidates][::-1]
     ax.barh(names, [p for _, p in candidates][::-1], color="#2a9d8f")
+    if fonts := fonts_for(names):
+        ax.set_yticks(range(len(names)), names, **fonts)
     ax.set_xlim(0, 1)
     ax.set_xlabel("probability")
     ax.set_title(title, fontsize=10)

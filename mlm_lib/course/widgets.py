@@ -25,8 +25,9 @@ def _known(text: str, tokenizer) -> None:
     """The tokenizer would quietly turn unknown characters into [UNK]; a learner should be told instead."""
     unknown = sorted({c for c in text if c not in tokenizer.tokens})
     if unknown:
+        ordinary = tokenizer.vocab_size - len(tokenizer.special_ids)
         raise ValueError(f"The model has never seen {', '.join(map(repr, unknown))}: its vocabulary is the "
-                         "characters of Shakespeare's plays. Replace or remove them.")
+                         f"{ordinary} characters of the text it was trained on. Replace or remove them.")
 
 
 # ---- 02 masking ---------------------------------------------------------------------------------------
@@ -36,6 +37,7 @@ def masking_view(text: str, tokenizer, select_prob: float = 0.15, mask_prob: flo
     """Mask `text` with BERT's rule; return (coloured HTML, counts per outcome)."""
     if not text:
         raise ValueError("Type some text to mask.")
+    _known(text, tokenizer)
     ids = tokenizer.encode(text)
     inputs, _, outcome = mask_tokens(ids, tokenizer, select_prob=select_prob, mask_prob=mask_prob,
                                      random_prob=random_prob, generator=torch.Generator().manual_seed(seed),
@@ -81,6 +83,7 @@ def attention_view(model, tokenizer, text: str, layer: int = 0, head: int = 0):
     """Heat map of one head's attention on `text` (a matplotlib Figure)."""
     if not text:
         raise ValueError("Type some text to look at.")
+    _known(text, tokenizer)
     if not 0 <= layer < model.config.n_layers or not 0 <= head < model.config.n_heads:
         raise ValueError(f"layer must be in 0..{model.config.n_layers - 1}, head in 0..{model.config.n_heads - 1}.")
     model.eval()

@@ -22,7 +22,6 @@ peer avoids (like the head at unselected positions) shows as a higher share.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import time
@@ -35,6 +34,7 @@ from .. import dropout as dropout_module
 from ..masking import mask_tokens
 from ..model import MODEL_SIZES, BertConfig, BertForMLM, hf_config
 from ..training import adamw, train_step
+from ._args import output_file, today, whole_number, write_json
 
 _COURSE = {k: v for k, v in MODEL_SIZES["course"].items() if k in ("d_model", "n_layers", "n_heads", "d_ff")}
 CONFIGS = {
@@ -206,10 +206,11 @@ def print_result(r: dict) -> None:
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", nargs="+", default=["reference", "checkpoint"], choices=sorted(CONFIGS))
-    parser.add_argument("--steps", type=int, default=30, help="timed steps per peer (median reported)")
-    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--steps", type=whole_number(1), default=30, help="timed steps per peer (median reported)")
+    parser.add_argument("--warmup", type=whole_number(0), default=5)
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
+    json_path = output_file(parser, "--json", args.json)
     print(f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}")
     results = [bench_config(name, args.steps, args.warmup) for name in args.config]
     for r in results:
@@ -217,10 +218,10 @@ def main(argv=None) -> list[dict]:
     interaction = bench_interaction(repeats=max(3, args.steps))
     print(f"\nprediction explorer update, {interaction['characters']} characters, {interaction['blanks']} blanks: "
           f"{interaction['median_ms']:.0f} ms (median of {interaction['repeats']})")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"machine": platform.platform(), "threads": torch.get_num_threads(), "torch": torch.__version__,
-                       "date": time.strftime("%Y-%m-%d"), "results": results, "interaction": interaction}, f, indent=2)
+    if json_path is not None:
+        write_json(json_path, {"machine": platform.platform(), "threads": torch.get_num_threads(),
+                               "torch": torch.__version__, "date": today(), "results": results,
+                               "interaction": interaction}, indent=2)
     return results
 
 

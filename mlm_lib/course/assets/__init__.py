@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from importlib.resources import files
+from pathlib import Path
 
 from ...checkpoints import Checkpoint, load_checkpoint
 from ...curriculum import summarize
@@ -41,3 +42,20 @@ def load_results(name: str = "curriculum-full") -> dict:
     result = json.loads(path.read_text())
     result["summary"] = summarize(result["runs"])
     return result
+
+
+def load_model(path=None) -> Checkpoint:
+    """The model a notebook explores: the shipped one when `path` is None, else a `model.pt` written by
+    `python -m mlm_lib.experiments.pretrain` (for a model of your own corpus)."""
+    return reference_checkpoint() if path is None else load_checkpoint(path)
+
+
+def load_model_log(path=None) -> dict:
+    """The training log of that model: the shipped one, or the `log.json` the command wrote beside `path`."""
+    if path is None:
+        return reference_log()
+    log = Path(path).parent / "log.json"
+    if not log.is_file():
+        raise FileNotFoundError(f"No log.json beside {path}: the pretrain command writes one with model.pt "
+                                "(python -m mlm_lib.experiments.pretrain --out FOLDER).")
+    return json.loads(log.read_text())

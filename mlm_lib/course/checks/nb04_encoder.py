@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from ...model import BertConfig, BertForMLM
-from ...model import BertConfig, Embeddings
+from ...model import BertConfig, BertForMLM, Embeddings
 
 from ._common import ExerciseError, _call, _ok, _tensor
 
