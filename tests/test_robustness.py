@@ -181,3 +181,23 @@ def test_pretrain_scales_warmup_and_evaluation_with_steps_and_logs_the_corpus(tm
     assert config["steps"] == 12 and config["warmup_steps"] == 2 and config["eval_every"] == 6  # 30 -> 12: x 0.4
     assert log["corpus"] == str(corpus) and json.loads((tmp_path / "run" / "log.json").read_text())["corpus"] == str(corpus)
     assert log["history"]["eval_step"] == [6, 12]
+
+
+def test_charts_find_a_font_for_other_scripts_or_say_which_to_install():
+    import warnings
+
+    from matplotlib import font_manager
+
+    from mlm_lib.course import viz
+
+    assert viz.fonts_for(["a", "␣", "⏎", "é"]) == {}  # matplotlib's own font has these
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        viz._fallback_font.cache_clear()
+        fonts = viz.fonts_for(["한국어"])
+    if fonts:  # an installed font covers Hangul: it comes second, after matplotlib's default
+        family = fonts["fontfamily"][1]
+        path = font_manager.findfont(family)
+        assert all(ord(c) in viz._charmap(path) for c in "한국어")
+    else:
+        assert any("fonts-noto-cjk" in str(w.message) for w in caught)

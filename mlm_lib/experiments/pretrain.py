@@ -114,7 +114,7 @@ def main(argv=None) -> dict:
     }
     write_json(out / "log.json", log, indent=1)
     m, c = evaluation["model"], evaluation["count_model"]
-    print(f"{args.config}: {wall / 60:.1f} min, held-out masked loss {m['loss']:.3f}, accuracy {m['accuracy']:.1%} "
+    print(f"{args.config} on {log['corpus']}: {wall / 60:.1f} min, held-out masked loss {m['loss']:.3f}, accuracy {m['accuracy']:.1%} "
           f"(count model {c['masked_accuracy']:.1%}, unigram {evaluation['unigram']['accuracy']:.1%})")
     return log
 
