@@ -142,3 +142,23 @@ def CharTokenizer_from(text):
     from mlm_lib.data import CharTokenizer
 
     return CharTokenizer.from_text(text)
+
+
+def test_shown_token_baseline_is_the_plateau(tokenizer, split_ids):
+    from mlm_lib.baselines import shown_token_baseline
+    from mlm_lib.course.assets import load_results
+    from mlm_lib.masking import MaskingConfig
+
+    train_ids, val_ids = split_ids
+    shown = shown_token_baseline(train_ids, val_ids, tokenizer)
+    unigram = unigram_baseline(train_ids, val_ids, tokenizer.vocab_size)
+    assert shown["loss"] == pytest.approx(3.040, abs=0.002) and shown["accuracy"] == pytest.approx(0.228, abs=0.002)
+    assert shown["loss"] < unigram["loss"] - 0.2
+    # the limits: shown nothing but [MASK] -> the frequencies alone; shown the true token -> certain
+    only_mask = shown_token_baseline(train_ids, val_ids, tokenizer, MaskingConfig(mask_prob=1.0, random_prob=0.0))
+    assert only_mask["loss"] == pytest.approx(unigram["loss"], abs=0.02)
+    copy = shown_token_baseline(train_ids, val_ids, tokenizer, MaskingConfig(mask_prob=0.0, random_prob=0.0))
+    assert copy["loss"] < 1e-9 and copy["accuracy"] == 1.0
+    # the full curriculum experiment's fixed-128 runs ended on this plateau (README and notebook 07 say so)
+    fixed = load_results("curriculum-full")["summary"]["schedules"]["fixed 128"]
+    assert all(abs(loss - shown["loss"]) < 0.01 for loss in fixed["final_loss_per_seed"])

@@ -163,6 +163,34 @@ def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0) -> 
     return result
 
 
+def bench_dropout(repeats: int = 50, p: float = 0.1) -> list[dict]:
+    """`mlm_lib.dropout` against `torch.nn.functional.dropout` on the course model's two dropout shapes
+    (hidden states and attention weights at batch 64, length 64), interleaved, median of `repeats`:
+    drawing the mask alone, and the whole dropout, forward and backward."""
+    shapes = {"hidden (64, 64, 128)": (64, 64, 128), "attention (64, 8, 64, 64)": (64, 8, 64, 64)}
+    rows = []
+    for label, shape in shapes.items():
+        x = torch.randn(shape, requires_grad=True)
+        cases = {
+            "mask: mlm_lib": lambda: dropout_module.drop_mask(shape, p),
+            "mask: torch bernoulli_": lambda: torch.empty(shape).bernoulli_(p),
+            "dropout fwd+bwd: mlm_lib": lambda: dropout_module.dropout(x, p).sum().backward(),
+            "dropout fwd+bwd: torch": lambda: F.dropout(x, p, True).sum().backward(),
+        }
+        times = {k: [] for k in cases}
+        for i in range(repeats + 3):
+            for key, fn in cases.items():
+                t = time.perf_counter()
+                fn()
+                if i >= 3:
+                    times[key].append(time.perf_counter() - t)
+        ms = {k: 1000 * statistics.median(v) for k, v in times.items()}
+        rows.append({"shape": label, "ms": ms,
+                     "mask_speedup": ms["mask: torch bernoulli_"] / ms["mask: mlm_lib"],
+                     "dropout_speedup": ms["dropout fwd+bwd: torch"] / ms["dropout fwd+bwd: mlm_lib"]})
+    return rows
+
+
 def bench_interaction(repeats: int = 20, length: int = 300) -> dict:
     """The prediction explorer's whole update (`mlm_lib.widgets.prediction_view`, what the widget runs when
     a control moves) on a `length`-character passage with the shipped model: encode, mask 15%, one batched
@@ -215,13 +243,19 @@ def main(argv=None) -> list[dict]:
     results = [bench_config(name, args.steps, args.warmup) for name in args.config]
     for r in results:
         print_result(r)
+    drop = bench_dropout(repeats=max(5, args.steps))
+    print("\ndropout at p = 0.1, median ms (torch's time / mlm_lib's):")
+    for row in drop:
+        print(f"  {row['shape']:>26}: mask {row['ms']['mask: mlm_lib']:.2f} vs {row['ms']['mask: torch bernoulli_']:.2f} "
+              f"({row['mask_speedup']:.2f}x); dropout fwd+bwd {row['ms']['dropout fwd+bwd: mlm_lib']:.2f} vs "
+              f"{row['ms']['dropout fwd+bwd: torch']:.2f} ({row['dropout_speedup']:.2f}x)")
     interaction = bench_interaction(repeats=max(3, args.steps))
     print(f"\nprediction explorer update, {interaction['characters']} characters, {interaction['blanks']} blanks: "
           f"{interaction['median_ms']:.0f} ms (median of {interaction['repeats']})")
     if json_path is not None:
         write_json(json_path, {"machine": platform.platform(), "threads": torch.get_num_threads(),
                                "torch": torch.__version__, "date": today(), "results": results,
-                               "interaction": interaction}, indent=2)
+                               "dropout": drop, "interaction": interaction}, indent=2)
     return results
 
 
