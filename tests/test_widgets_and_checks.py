@@ -45,24 +45,29 @@ def blank(*args):
     raise NotImplementedError("Exercise: write your answer here")
 
 
+def attention_answer(q, k, keep):
+    scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+    return scores.masked_fill(~keep[:, None, :], float("-inf")).softmax(-1)
+
+
 RIGHT_AND_WRONG = [
     (checks.check_unigram_loss,
      lambda c: -sum(n / sum(c.values()) * math.log(n / sum(c.values())) for n in c.values()),
      lambda c: -sum(n / sum(c.values()) * math.log2(n / sum(c.values())) for n in c.values()), "bits"),
     (checks.check_make_windows, lambda ids, L: ids[: len(ids) // L * L].view(-1, L),
-     lambda ids, L: torch.stack([ids[i:i + L] for i in range(0, len(ids) - L + 1)]), "shape"),
+     lambda ids, L: torch.stack([ids[i:i + L] for i in range(0, len(ids) - L + 1)]), "overlap"),
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * m, n * s * r, n * s * (1 - m - r)),
      lambda n, s, m, r: (n * m, n * r, n * (1 - m - r)), "select_prob"),
-    (checks.check_make_labels, lambda ids, sel: torch.where(sel, ids, torch.full_like(ids, -100)),
-     lambda ids, sel: torch.where(sel, ids, torch.zeros_like(ids)), "not 0"),
-    (checks.check_attention_weights, lambda q, k: (q @ k.transpose(-2, -1) / q.size(-1) ** 0.5).softmax(-1),
-     lambda q, k: (q @ k.transpose(-2, -1)).softmax(-1), "sqrt"),
+    (checks.check_make_labels, lambda ids, out: torch.where(out != 0, ids, torch.full_like(ids, -100)),
+     lambda ids, out: torch.where(out != 0, ids, torch.zeros_like(ids)), "not 0"),
+    (checks.check_attention_weights, attention_answer,
+     lambda q, k, keep: (q @ k.transpose(-2, -1)).masked_fill(~keep[:, None, :], float("-inf")).softmax(-1), "sqrt"),
     (checks.check_causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).tril(),
      lambda n: torch.ones(n, n, dtype=torch.bool).triu(), "Transposed"),
     (checks.check_count_parameters, lambda c: BertForMLM(c).num_parameters(),
      lambda c: BertForMLM(c).num_parameters() + c.vocab_size * c.d_model, "count it once"),
-    (checks.check_embed, lambda e, ids: e(ids),
-     lambda e, ids: e.word(ids) + e.position(torch.arange(ids.size(1))) + e.token_type(torch.zeros_like(ids)),
+    (checks.check_embed, lambda e, ids, types: e(ids, types),
+     lambda e, ids, types: e.word(ids) + e.position(torch.arange(ids.size(1))) + e.token_type(types),
      "LayerNorm"),
     (checks.check_blank_positions, lambda t: [i for i, c in enumerate(t) if c == "_"],
      lambda t: [i + 1 for i, c in enumerate(t) if c == "_"], "Off by one"),
@@ -111,7 +116,7 @@ def test_prediction_view_and_widget(tokenizer):
     assert prediction_view(model, tokenizer, text, seed=2)[0] == prediction_view(model, tokenizer, text, seed=2)[0]
     with pytest.raises(ValueError, match="never seen 'é'"):
         prediction_view(model, tokenizer, "café")
-    with pytest.raises(ValueError, match="choose `focus`"):
+    with pytest.raises(ValueError, match="There is 1 blank: the blank to inspect must be between 0 and 0"):
         prediction_view(model, tokenizer, text, [3], focus=2)
     widget = prediction_widget(model, tokenizer, text)
     positions, focus = widget.children[2].children
@@ -119,6 +124,45 @@ def test_prediction_view_and_widget(tokenizer):
     assert focus.max == 2
     positions.value = "one"  # shown as a message, the controls stay
     focus.value = 2
+
+
+def test_prediction_widget_never_gets_stuck_and_has_top_k(tokenizer, monkeypatch):
+    """Found in a real browser: a high blank, then a lower rate, left the explorer on an error for good."""
+    from mlm_lib.course import widgets
+    from mlm_lib.course.assets import reference_checkpoint
+    from mlm_lib.course.widgets import prediction_widget
+
+    errors = []  # an Output widget captures nothing outside a kernel: record the error messages instead
+    monkeypatch.setattr(widgets, "_error_html", lambda message: errors.append(message) or message)
+
+    model = reference_checkpoint().model
+    text = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer"
+    widget = prediction_widget(model, tokenizer, text)
+    box, (rate, seed), (_, focus), top_k = (widget.children[0], widget.children[1].children,
+                                            widget.children[2].children, widget.children[3])
+    rate.value = 0.5
+    focus.value = focus.max                      # the last of many blanks
+    rate.value = 0.05                            # far fewer blanks now
+    assert focus.value == focus.max < 10
+    seed.value = 3
+    top_k.value = 3
+    assert top_k.description == "top k" and errors == []
+    box.value = "To be, or not to b€"
+    assert errors and "never seen '€'" in errors[-1]
+    box.value = text                               # and back: it recovers
+    assert len(errors) == 1
+    assert "interactive widget" in widget._repr_mimebundle_()["text/plain"]
+
+
+def test_masking_widget_keeps_mask_and_random_within_one(small_tokenizer):
+    from mlm_lib.course.widgets import masking_widget
+
+    widget = masking_widget(small_tokenizer, "hello world, hello")
+    mask, rand = widget.children[1].children[1], widget.children[2].children[0]
+    mask.value = 1.0                              # what a naive implementation does: random must make room
+    assert rand.value == 0.0
+    rand.value = 0.5
+    assert mask.value == 0.5
 
 
 def test_curriculum_view_and_widget(make_run):
@@ -155,3 +199,57 @@ def test_fill_blanks_view_and_widget(tokenizer):
         fill_blanks_view(model, tokenizer, "caf_ crème")
     widget = fill_blanks_widget(model, tokenizer, "H_mlet")
     widget.children[0].value = "no blanks"  # a message, not a traceback
+
+
+# Wrong answers students actually wrote (issue 17): each must be refused, with the hint that fits it, and
+# never as a raw traceback from inside torch.
+F_ = torch.nn.functional
+WRONG_ANSWERS = [
+    (checks.check_masked_loss, lambda lg, lb: F_.cross_entropy(lg, lb), "F.cross_entropy wants logits of shape"),
+    (checks.check_masked_loss, lambda lg, lb: {"loss": 1.0}, "Return a torch tensor"),
+    (checks.check_make_windows, lambda ids, L: ids.view(-1, L), "multiple of length"),
+    (checks.check_make_windows, lambda ids, L: ids[: len(ids) // L * L].view(L, -1), "Rows and columns are swapped"),
+    (checks.check_make_windows, lambda ids, L: ids.unfold(0, L, 1), "overlap"),
+    (checks.check_attention_weights, lambda q, k, keep: (q @ k.T / 4).softmax(-1), "k.transpose"),
+    (checks.check_attention_weights, lambda q, k, keep: (q @ k.transpose(-2, -1) / 4).softmax(-1), "padding keys"),
+    (checks.check_causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1), "diagonal is missing"),
+    (checks.check_count_parameters, lambda c: c.hidden_size, "fields are vocab_size"),
+    (checks.check_count_parameters,
+     lambda c: BertForMLM(c).num_parameters() - (2 * c.d_model if c.pre_ln else 0), "pre_ln=True adds"),
+    (checks.check_count_parameters, lambda c: BertForMLM(c).num_parameters() - 2 * c.d_model, "LayerNorm is missing"),
+    (checks.check_embed, lambda e, ids, t: e.norm(e.word(ids) + e.position(ids) + e.token_type(t)), "by \\*position"),
+    (checks.check_embed, lambda e, ids, t: e.norm(e.word(ids) + e.position(torch.arange(len(ids))) + e.token_type(t)),
+     "len\\(ids\\) is the batch size"),
+    (checks.check_embed, lambda e, ids, t: e(ids), "segment 0"),
+    (checks.check_top_k, lambda lg, toks, k: [(toks[i], v) for v, i in zip(*[x.tolist() for x in (
+        lg.topk(k).values.softmax(-1), lg.topk(k).indices)])], "k best logits only"),
+    (checks.check_lr_at, lambda s, w, t, b: b * ((s + 1) / w if s <= w else (t - s) / (t - w)), "not <="),
+    (checks.check_lr_at, lambda s, w, t, b: b * ((s + 1) / w if s < w else (t - s) / (t - w)), "never below 0"),
+    (checks.check_blank_positions, lambda t: (i for i, c in enumerate(t) if c == "_"), "generator"),
+    (checks.check_fill_in, lambda t, ps, gs: "".join(gs[[i for i, x in enumerate(t) if x == "_"].index(i)]
+                                                      if c == "_" else c for i, c in enumerate(t)), "do not look for"),
+    (checks.check_make_labels, lambda ids, out: torch.where(out != 0, ids.float(), torch.full((1,), -100.0)),
+     "torch.long"),
+    (checks.check_make_labels, lambda ids, out: torch.where(out == 1, ids, torch.full_like(ids, -100)), "Only the"),
+    (checks.check_linear_length, lambda p, s, lo, u, m: float(lo if p >= u else max(s, int(s + (lo - s) * p / u) // m * m)),
+     "whole number"),
+    (checks.check_linear_length, lambda p, s, lo, u, m: lo if p >= u else int(s + (lo - s) * p / u) // m * m,
+     "Never below"),
+    (checks.check_linear_length,
+     lambda p, s, lo, u, m: (lo // m * m) if p >= u else max(s, int(s + (lo - s) * p / u) // m * m), "not rounded"),
+]
+
+
+@pytest.mark.parametrize("check, wrong, hint", WRONG_ANSWERS,
+                         ids=[f"{c.__name__}-{i}" for i, (c, _, _) in enumerate(WRONG_ANSWERS)])
+def test_checks_explain_the_wrong_answers_students_wrote(check, wrong, hint):
+    with pytest.raises(ExerciseError, match=hint) as caught:
+        check(wrong)
+    assert caught.value.__cause__ is None and caught.value.__suppress_context__ or caught.value.__context__ is None
+
+
+def test_checks_accept_the_right_answer_to_the_reworded_exercise(capsys):
+    # 02 E1 counts what was decided for each position: a random draw that lands on the original still counts
+    # as "random" (the wording says so), so the plain split is the right answer
+    checks.check_expected_counts(lambda n, s, m, r: (n * s * m, n * s * r, n * s * (1 - m - r)))
+    assert "✓ Correct" in capsys.readouterr().out

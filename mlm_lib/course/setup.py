@@ -1,21 +1,67 @@
-"""The setup cell every notebook opens with: seed everything, set the figure size, print the versions."""
+"""The setup cell every notebook opens with: seed everything, set the threads and figure size, print the versions.
+
+Threads: PyTorch starts one thread per core it sees, which on a shared machine (a lab's JupyterHub, a
+laptop busy with other work) can be slower than fewer. Measured on the course's 2-core machine (torch
+2.13.0, training steps at notebook 05's sizes, median of 15): idle, 2 threads took 57 ms and 1 thread
+90 ms; with one other busy process, 2 threads took 218 ms and 1 thread 88 ms. So the default here is the
+number of CPUs this process may really use (its CPU affinity and its container's CPU quota, which
+PyTorch does not read), and a busy machine gets a warning that says to set `threads = 1`. The setting
+is not changed behind the learner's back: results computed with another thread count can differ in the
+last digits.
+"""
 from __future__ import annotations
 
+import os
 import platform
 import random
+import warnings
+from pathlib import Path
 
 import matplotlib
 import matplotlib.pyplot as plt
 import torch
 
+from .checks._common import show_exercise_errors
 
-def setup_notebook(seed: int = 0, *, dpi: int = 80) -> None:
-    """Seed Python's and torch's random numbers, make figures small enough for a stored notebook, and
-    print what this notebook runs on (versions, CPU threads) so a learner can compare with the stored run."""
+
+def usable_cpus() -> int:
+    """CPUs this process may run on: its affinity, capped by a cgroup v2 CPU quota (containers) if any."""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text().split()[:2]
+        if quota != "max":
+            cpus = min(cpus, max(1, int(int(quota) / int(period))))
+    except (OSError, ValueError):
+        pass
+    return cpus
+
+
+def busy_cpus() -> float:
+    """How many CPUs other work keeps busy: the 1-minute load average (0 where the system has none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return 0.0
+
+
+def setup_notebook(seed: int = 0, *, threads: int | None = None, dpi: int = 80) -> None:
+    """Seed Python's and torch's random numbers, set torch's threads (`threads`, or the usable CPUs), make
+    figures small enough for a stored notebook, and print what this notebook runs on (versions, threads)
+    so a learner can compare with the stored run."""
     import mlm_lib
 
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"threads must be a whole number >= 1 (or None for the usable CPUs), got {threads!r}.")
+    cpus = usable_cpus()
+    torch.set_num_threads(threads or cpus)
+    show_exercise_errors()
     random.seed(seed)
     torch.manual_seed(seed)
     plt.rcParams["figure.dpi"] = dpi
     print(f"Python {platform.python_version()} | torch {torch.__version__} | matplotlib {matplotlib.__version__} "
-          f"| mlm_lib {mlm_lib.__version__} | {torch.get_num_threads()} CPU threads")
+          f"| mlm_lib {mlm_lib.__version__} | {torch.get_num_threads()} CPU threads ({cpus} usable)")
+    load = busy_cpus()
+    if torch.get_num_threads() > 1 and load > 0.5 * cpus:
+        warnings.warn(f"This machine is busy (load {load:.1f} on {cpus} CPUs). Training cells can then run several "
+                      "times slower with more than one thread: set `threads = 1` in the parameters cell and run "
+                      "the notebook again. The time estimates assume an idle machine.", stacklevel=2)

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 import warnings
 
 import matplotlib.pyplot as plt
 from matplotlib import font_manager
 from matplotlib.ft2font import FT2Font
+from matplotlib.ticker import FuncFormatter
 
 from ..masking import MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED
 
@@ -96,16 +98,17 @@ def plot_frequencies(counts: dict[str, int], top: int = 40):
     return fig
 
 
-def plot_attention(weights, labels, title: str = "", ax=None):
-    """Heat map of one (query x key) attention matrix; rows sum to 1."""
+def plot_attention(weights, labels, title: str = "", ax=None, vmax: float | None = None):
+    """Heat map of one (query x key) attention matrix; rows sum to 1. `vmax` fixes the top of the colour
+    scale (several heads drawn side by side share one, so equal colours mean equal weights)."""
     weights = weights.detach().cpu().numpy() if hasattr(weights, "detach") else weights
     own = ax is None
     if own:
         fig, ax = plt.subplots(figsize=(5, 4.5), dpi=DPI)
-    im = ax.imshow(weights, cmap="viridis", vmin=0, vmax=max(float(weights.max()), 1e-9))
+    im = ax.imshow(weights, cmap="viridis", vmin=0, vmax=vmax or max(float(weights.max()), 1e-9))
     shown = [_show_char(t) for t in labels]
-    ax.set_xticks(range(len(shown)), shown, fontsize=8, **fonts_for(shown))
-    ax.set_yticks(range(len(shown)), shown, fontsize=8, **fonts_for(shown))
+    ax.set_xticks(range(len(shown)), shown, fontsize=10, **fonts_for(shown))
+    ax.set_yticks(range(len(shown)), shown, fontsize=10, **fonts_for(shown))
     ax.set_xlabel("key (attended to)")
     ax.set_ylabel("query")
     ax.set_title(title, fontsize=10)
@@ -117,18 +120,20 @@ def plot_attention(weights, labels, title: str = "", ax=None):
 
 
 def plot_attention_heads(attn, labels, title: str = ""):
-    """All heads of one layer side by side; attn: (heads, length, length)."""
+    """All heads of one layer side by side, on one colour scale (0 to the largest weight of any head);
+    attn: (heads, length, length)."""
     heads = attn.shape[0]
     cols = min(4, heads)
     rows = (heads + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 3.2 * rows), dpi=DPI, squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.6 * rows), dpi=DPI, squeeze=False)
+    top = max(float(attn.max()), 1e-9)
     for h, ax in enumerate(axes.flat):
         if h < heads:
-            plot_attention(attn[h], labels, f"head {h}", ax=ax)
+            plot_attention(attn[h], labels, f"head {h}", ax=ax, vmax=top)
         else:
             ax.axis("off")
+    fig.colorbar(axes.flat[0].images[0], ax=list(axes.flat), shrink=0.8, label="attention weight")
     fig.suptitle(title)
-    fig.tight_layout()
     return fig
 
 
@@ -150,6 +155,8 @@ def plot_history(history: dict, baselines: dict[str, float] | None = None, x: st
     ax_acc.set_ylabel("masked accuracy")
     for ax in (ax_loss, ax_acc):
         ax.set_xlabel("tokens seen" if x == "tokens" else "seconds")
+        if x == "tokens":
+            _tokens_axis(ax)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     if title:
@@ -206,36 +213,65 @@ def attention_html(context: list[str], weights, target: int, title: str = "") ->
     cells = []
     for i, (char, w) in enumerate(zip(context, weights)):
         frame = "outline:2px solid #e63946;" if i == target else ""
-        ink = "white" if w / top > 0.55 else "black"
+        # a blank keeps its orange █ at any shade: in white it would read as a gap in the text
+        ink = OUTCOME_COLOURS[MASKED] if char == "[MASK]" else ("white" if w / top > 0.55 else "black")
         cells.append(f'<span title="{w:.1%}" style="background:rgba(69,123,157,{w / top:.2f});color:{ink};{frame}'
                      f'padding:0 1px">{html.escape(_show_char(char))}</span>')
     head = f"<b>{html.escape(title)}</b><br>" if title else ""
     return f'<div style="font-family:monospace;line-height:1.8;margin-top:6px">{head}{"".join(cells)}</div>'
 
 
-def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None):
+def _tokens_axis(ax) -> None:
+    """Token counts as 400k / 2.4M: plain numbers of six or seven digits run into each other."""
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v / 1e6:g}M" if v >= 1e6 else f"{v / 1e3:g}k"
+                                               if v >= 1e3 else f"{v:g}"))
+
+
+def schedule_colour(label: str, others: list[str]) -> str:
+    """One colour per schedule wherever it is drawn: fixed blue, step orange, the linear 16->L by 50% green,
+    other variants the next colours in the order given."""
+    if label.startswith("fixed"):
+        return "C0"
+    if label.startswith("step"):
+        return "C1"
+    if re.fullmatch(r"linear 16->\d+ by 50%", label):
+        return "C2"
+    variants = [x for x in others if not (x.startswith(("fixed", "step")) or re.fullmatch(r"linear 16->\d+ by 50%", x))]
+    return f"C{3 + variants.index(label) % 7}" if label in variants else "C9"
+
+
+def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, baselines: dict | None = None):
     """Held-out loss of several training runs against tokens seen or wall time. Runs with the same label
-    (several seeds) share a colour: their mean loss as a line, each seed as a faint line (tokens only).
-    Against wall time the x of a point is the *median* over seeds: one run slowed by other work on the
-    machine would otherwise stretch the whole curve."""
+    (several seeds) share a colour: their mean loss as a line with dots, each seed as a thin line (tokens
+    only). Against wall time the x of a point is the *median* over seeds: one run slowed by other work on
+    the machine would otherwise stretch the whole curve. `baselines` (name -> loss) are dashed lines."""
     if ax is None:
-        fig, ax = plt.subplots(figsize=(6.5, 3.6), dpi=DPI)
+        fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=DPI)
     key = "eval_tokens" if x == "tokens" else "eval_seconds"
     labels = list(dict.fromkeys(r["label"] for r in runs))
-    for i, label in enumerate(labels):
+    several = False
+    for label in labels:
+        colour = schedule_colour(label, labels)
         group = [r["history"] for r in runs if r["label"] == label]
         for h in group:
             if len(group) > 1 and x == "tokens":
-                ax.plot(h[key], h["val_loss"], color=f"C{i}", lw=0.7, alpha=0.35)
+                ax.plot(h[key], h["val_loss"], color=colour, lw=0.7, alpha=0.35)
+                several = True
         n = min(len(h["val_loss"]) for h in group)
         median_x = [sorted(h[key][j] for h in group)[(len(group) - 1) // 2] for j in range(n)]
         mean_y = [sum(h["val_loss"][j] for h in group) / len(group) for j in range(n)]
-        seeds = f" ({len(group)} seeds)" if len(group) > 1 else ""
-        ax.plot(median_x, mean_y, "o-", ms=3, color=f"C{i}", label=label + seeds)
+        seeds = f" (mean of {len(group)} seeds)" if len(group) > 1 else ""
+        ax.plot(median_x, mean_y, "o-", ms=3, color=colour, label=label + seeds)
+    for (name, value), style in zip((baselines or {}).items(), ("--", ":", "-.")):
+        ax.axhline(value, ls=style, color="grey", lw=1, label=f"{name}: {value:.2f}")
+    if several:
+        ax.plot([], [], color="grey", lw=0.7, alpha=0.5, label="thin lines: single seeds")
     ax.set_xlabel("training tokens seen" if x == "tokens" else "wall time (s)")
+    if x == "tokens":
+        _tokens_axis(ax)
     ax.set_ylabel("held-out masked loss (nats)")
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     if title:
         ax.set_title(title, fontsize=10)
     ax.figure.tight_layout()

@@ -8,17 +8,57 @@ Building a widget calls its update once, so it also works headless (papermill, n
 from __future__ import annotations
 
 import html
+from contextlib import contextmanager
 
 import torch
 
 from ..curriculum import LengthSchedule
 from ..masking import OUTCOME_NAMES, mask_tokens
-from ..predict import predict_masked
-from .viz import attention_html, figure_png, masked_text_html, plot_attention, plot_curves, plot_topk, predictions_html
+from ..predict import masked_positions, predict_masked
+from .viz import (_show_char, attention_html, figure_png, masked_text_html, plot_attention, plot_curves,
+                  plot_topk, predictions_html, schedule_colour)
 
 
 def _error_html(message: str) -> str:
     return f'<div style="color:#b00020;font-family:monospace">⚠ {html.escape(message)}</div>'
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _placeholder(box, what: str):
+    """Where the widget cannot be drawn (GitHub, nbviewer, a notebook not yet run or not trusted), show a
+    sentence instead of its Python repr (`VBox(children=(...`)."""
+    original = box._repr_mimebundle_
+
+    def bundle(**kwargs):
+        data = original(**kwargs)
+        if data:
+            data["text/plain"] = f"[{what}: an interactive widget. Run the notebook to use it; the picture above shows its starting state.]"
+        return data
+
+    box._repr_mimebundle_ = bundle
+    return box
+
+
+class _Once:
+    """Guards an observer against the updates that its own changes to other controls set off:
+    `with guard() as first:` is True in the outer call, False in a nested one."""
+
+    def __init__(self):
+        self.busy = False
+
+    @contextmanager
+    def __call__(self):
+        if self.busy:
+            yield False
+            return
+        self.busy = True
+        try:
+            yield True
+        finally:
+            self.busy = False
 
 
 def _known(text: str, tokenizer) -> None:
@@ -61,20 +101,30 @@ def masking_widget(tokenizer, text: str, seed: int = 0):
     rand = w.FloatSlider(value=0.1, min=0, max=1, step=0.05, description="random")
     seed_box = w.IntSlider(value=seed, min=0, max=50, description="seed")
     out = w.Output()
+    guard = _Once()
 
-    def update(_=None):
-        with out:
-            out.clear_output(wait=True)
-            try:
-                shown, _counts = masking_view(box.value, tokenizer, select.value, mask.value, rand.value, seed_box.value)
-            except ValueError as err:  # impossible probabilities, empty text: say so, keep the controls
-                shown = _error_html(str(err))
-            display(HTML(shown))
+    def update(change=None):
+        with guard() as first:
+            if not first:
+                return
+            # [MASK] and random share the selected positions: moving one past what the other leaves lowers it
+            if change is not None and change["owner"] is mask and mask.value + rand.value > 1:
+                rand.value = round(1 - mask.value, 2)
+            if change is not None and change["owner"] is rand and mask.value + rand.value > 1:
+                mask.value = round(1 - rand.value, 2)
+            with out:
+                out.clear_output(wait=True)
+                try:
+                    shown, _counts = masking_view(box.value, tokenizer, select.value, mask.value, rand.value,
+                                                  seed_box.value)
+                except ValueError as err:  # empty text, characters outside the vocabulary: say so
+                    shown = _error_html(str(err))
+                display(HTML(shown))
 
     for control in (box, select, mask, rand, seed_box):
         control.observe(update, names="value")
     update()
-    return w.VBox([box, w.HBox([select, mask]), w.HBox([rand, seed_box]), out])
+    return _placeholder(w.VBox([box, w.HBox([select, mask]), w.HBox([rand, seed_box]), out]), "masking explorer")
 
 
 # ---- 03 attention -------------------------------------------------------------------------------------
@@ -112,7 +162,7 @@ def attention_widget(model, tokenizer, text: str):
     layer.observe(update, names="value")
     head.observe(update, names="value")
     update()
-    return w.VBox([w.HBox([layer, head]), out])
+    return _placeholder(w.VBox([w.HBox([layer, head]), out]), "attention explorer")
 
 
 # ---- 00 overview --------------------------------------------------------------------------------------
@@ -132,7 +182,7 @@ def fill_blanks_view(model, tokenizer, text: str, blank: str = "_", k: int = 3):
         if i in guesses:
             tip = html.escape(", ".join(f"{t!r} {v:.0%}" for t, v in guesses[i].candidates))
             spans.append(f'<span title="{tip}" style="background:#457b9d;color:white;border-radius:3px;padding:0 1px">'
-                         f'{html.escape(c)}</span>')
+                         f'{html.escape(_show_char(c))}</span>')  # a guessed space or new line stays visible
         else:
             spans.append(html.escape(c))
     return filled, f'<div style="font-family:monospace;font-size:120%">{"".join(spans)}</div>', predictions
@@ -157,7 +207,7 @@ def fill_blanks_widget(model, tokenizer, text: str):
 
     box.observe(update, names="value")
     update()
-    return w.VBox([box, out])
+    return _placeholder(w.VBox([box, out]), "fill-in-the-blanks box")
 
 
 # ---- 06 predictions -----------------------------------------------------------------------------------
@@ -173,10 +223,12 @@ def prediction_view(model, tokenizer, text: str, positions=None, *, rate: float 
     _known(text, tokenizer)
     predictions = predict_masked(model, tokenizer, text, positions, k=k, window=window, rate=rate, seed=seed)
     if not 0 <= focus < len(predictions):
-        raise ValueError(f"There are {len(predictions)} blanks: choose `focus` between 0 and {len(predictions) - 1}.")
+        raise ValueError(f"There {'is' if len(predictions) == 1 else 'are'} {_plural(len(predictions), 'blank')}: "
+                         f"the blank to inspect must be between 0 and {len(predictions) - 1}.")
     right = sum(p.correct for p in predictions)
     html_text = predictions_html(text, predictions, focus,
-                                 title=f"{len(predictions)} blanks, {right} filled in right ({right / len(predictions):.0%})")
+                                 title=f"{_plural(len(predictions), 'blank')}, {right} filled in right "
+                                       f"({right / len(predictions):.0%})")
     # the attention of the focused blank, in a window around it, with every blank masked as above
     ids = tokenizer.encode(text)
     ids[[p.position for p in predictions]] = tokenizer.mask_id
@@ -205,36 +257,45 @@ def prediction_widget(model, tokenizer, text: str, seed: int = 0):
     seed_box = w.IntSlider(value=seed, min=0, max=50, description="seed")
     chosen = w.Text(value="", placeholder="e.g. 3, 10, 11 (empty: at random)", description="positions")
     focus = w.IntSlider(value=0, min=0, max=0, description="blank")
+    top_k = w.IntSlider(value=5, min=1, max=10, description="top k")
     out = w.Output()
+    guard = _Once()
 
     def update(_=None):
-        with out:
-            out.clear_output(wait=True)
-            try:
-                positions = [int(p) for p in chosen.value.replace(",", " ").split()] if chosen.value.strip() else None
-            except ValueError:
-                display(HTML(_error_html("Positions are whole numbers separated by commas, e.g. 3, 10, 11.")))
+        with guard() as first:
+            if not first:
                 return
-            try:
-                html_text, fig, predictions = prediction_view(model, tokenizer, box.value, positions, rate=rate.value,
-                                                              seed=seed_box.value, focus=min(focus.value, focus.max))
-            except ValueError as err:  # empty text, unknown characters, positions outside the text
-                display(HTML(_error_html(str(err))))
-                return
-            if focus.max != len(predictions) - 1:
-                focus.max = len(predictions) - 1
-            display(HTML(html_text))
-            display(Image(figure_png(fig)))
+            with out:
+                out.clear_output(wait=True)
+                try:
+                    positions = ([int(p) for p in chosen.value.replace(",", " ").split()] if chosen.value.strip()
+                                 else None)
+                except ValueError:
+                    display(HTML(_error_html("positions: whole numbers separated by commas, e.g. 3, 10, 11.")))
+                    return
+                try:
+                    _known(box.value, tokenizer)
+                    # the blank slider follows the number of blanks *before* drawing, so it never points past them
+                    focus.max = max(0, len(masked_positions(box.value, positions, rate=rate.value,
+                                                            seed=seed_box.value)) - 1)
+                    html_text, fig, _ = prediction_view(model, tokenizer, box.value, positions, rate=rate.value,
+                                                        seed=seed_box.value, focus=focus.value, k=top_k.value)
+                except ValueError as err:  # empty text, unknown characters, positions outside the text
+                    display(HTML(_error_html(str(err))))
+                    return
+                display(HTML(html_text))
+                display(Image(figure_png(fig)))
 
-    for control in (box, rate, seed_box, chosen, focus):
+    for control in (box, rate, seed_box, chosen, focus, top_k):
         control.observe(update, names="value")
     update()
-    return w.VBox([box, w.HBox([rate, seed_box]), w.HBox([chosen, focus]), out])
+    return _placeholder(w.VBox([box, w.HBox([rate, seed_box]), w.HBox([chosen, focus]), top_k, out]),
+                        "masked-prediction explorer")
 
 
 # ---- 07 curriculum ------------------------------------------------------------------------------------
 
-def curriculum_view(runs: list[dict], labels, x: str = "tokens"):
+def curriculum_view(runs: list[dict], labels, x: str = "tokens", baselines: dict | None = None):
     """Compare the runs whose label is in `labels`: their length schedules (left) and held-out loss
     curves against tokens or seconds (right). Returns (Figure, {label: final mean loss})."""
     import matplotlib.pyplot as plt
@@ -250,23 +311,25 @@ def curriculum_view(runs: list[dict], labels, x: str = "tokens"):
     picked = [r for r in runs if r["label"] in labels]
     fig, (ax_len, ax_loss) = plt.subplots(1, 2, figsize=(11, 3.6), dpi=80, gridspec_kw={"width_ratios": [1, 1.6]})
     finals = {}
-    for i, label in enumerate(dict.fromkeys(r["label"] for r in picked)):
+    shown = list(dict.fromkeys(r["label"] for r in picked))
+    for label in shown:
         run = next(r for r in picked if r["label"] == label)
         schedule = LengthSchedule(**run["schedule"])
         steps = run["history"]["step"]
-        ax_len.plot(steps, [schedule.length_at((s - 1) / steps[-1]) for s in steps], color=f"C{i}", label=label)
+        ax_len.plot(steps, [schedule.length_at((s - 1) / steps[-1]) for s in steps],
+                    color=schedule_colour(label, shown), label=label)
         group = [r["history"]["val_loss"][-1] for r in picked if r["label"] == label]
         finals[label] = sum(group) / len(group)
     ax_len.set_xlabel("step")
     ax_len.set_ylabel("window length")
     ax_len.set_title("the schedules", fontsize=10)
     ax_len.grid(alpha=0.3)
-    plot_curves(picked, x=x, ax=ax_loss, title="held-out loss at the final length")
+    plot_curves(picked, x=x, ax=ax_loss, title="held-out loss at the final length", baselines=baselines)
     fig.tight_layout()
     return fig, finals
 
 
-def curriculum_widget(runs: list[dict], default=None):
+def curriculum_widget(runs: list[dict], default=None, baselines: dict | None = None):
     """Pick measured schedules (kind, start length, growth fraction) and compare their curves."""
     import ipywidgets as w
     import matplotlib.pyplot as plt
@@ -283,7 +346,7 @@ def curriculum_widget(runs: list[dict], default=None):
         with out:
             out.clear_output(wait=True)
             try:
-                fig, finals = curriculum_view(runs, pick.value, axis.value)
+                fig, finals = curriculum_view(runs, pick.value, axis.value, baselines)
             except ValueError as err:
                 display(HTML(_error_html(str(err))))
                 return
@@ -295,4 +358,4 @@ def curriculum_widget(runs: list[dict], default=None):
     pick.observe(update, names="value")
     axis.observe(update, names="value")
     update()
-    return w.VBox([w.HBox([pick, axis]), out])
+    return _placeholder(w.VBox([w.HBox([pick, axis]), out]), "schedule comparison")

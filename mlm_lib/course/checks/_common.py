@@ -1,5 +1,14 @@
-"""What every exercise check shares: the error a learner sees, and calling their function safely."""
+"""What every exercise check shares: the error a learner sees, and calling their function safely.
+
+A check never shows the learner a traceback from inside torch or from the check itself: an error raised in
+their function becomes an `ExerciseError` naming the line of *their* code that failed (with a hint where
+the mistake is a common one), and the notebooks' setup cell makes IPython print an `ExerciseError` as its
+message alone (`show_exercise_errors`).
+"""
 from __future__ import annotations
+
+import os
+import traceback
 
 import torch
 
@@ -8,7 +17,25 @@ class ExerciseError(AssertionError):
     """The answer is not right yet; the message says what to look at."""
 
 
-def _call(fn, *args):
+_LIBRARY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../mlm_lib
+
+
+def _learner_line(err: BaseException) -> str:
+    """`line N: <code>` of the last frame of the learner's own code in `err`'s traceback, or ''."""
+    frames = [f for f in traceback.extract_tb(err.__traceback__)
+              if not f.filename.startswith(_LIBRARY) and "site-packages" not in f.filename
+              and "/torch/" not in f.filename]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    return f"line {frame.lineno}: {frame.line}" if frame.line else f"line {frame.lineno}"
+
+
+def _call(fn, *args, hint=None):
+    """Call the learner's function; translate what can go wrong into an ExerciseError that says why.
+
+    `hint(err) -> str | None` adds advice for errors a common mistake produces.
+    """
     if not callable(fn):
         raise ExerciseError(f"Pass your function itself (e.g. check(my_function)), not {type(fn).__name__}.")
     try:
@@ -16,6 +43,18 @@ def _call(fn, *args):
     except NotImplementedError:
         raise ExerciseError("Not written yet: replace `raise NotImplementedError` with your code, run that cell, "
                             "then this one.") from None
+    except ExerciseError:
+        raise
+    except Exception as err:  # a wrong answer that crashed: say where, in the learner's code, and why
+        first = (str(err).strip().splitlines() or [""])[0][:300]
+        message = f"Your function stopped with {type(err).__name__}: {first}"
+        where = _learner_line(err)
+        if where:
+            message += f"\n  in your code, {where}"
+        advice = hint(err) if hint is not None else None
+        if advice:
+            message += f"\nHint: {advice}"
+        raise ExerciseError(message) from None
 
 
 def _ok(message: str) -> None:
@@ -26,3 +65,22 @@ def _tensor(x, what: str) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
         raise ExerciseError(f"Return a torch tensor for {what}, not {type(x).__name__}.")
     return x
+
+
+def _exercise_error_only(shell, etype, value, tb, tb_offset=None):
+    """IPython custom-exception handler: an ExerciseError shows as its message, without the frames of the
+    check (which would show the expected answer and distract from the learner's own code)."""
+    stb = [f"\x1b[1;31mExerciseError\x1b[0m: {value}"]
+    shell._showtraceback(etype, value, stb)  # IPython leaves the showing to the handler
+    return stb
+
+
+def show_exercise_errors() -> None:
+    """In IPython (Jupyter), print ExerciseError as its message alone; the cell still fails, as it should."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    shell = get_ipython()
+    if shell is not None:
+        shell.set_custom_exc((ExerciseError,), _exercise_error_only)

@@ -5,14 +5,18 @@ from ._common import ExerciseError, _call, _ok
 
 
 def check_blank_positions(fn) -> None:
-    """fn(text: str) -> the indices of the underscores in `text`, in order."""
+    """fn(text: str) -> the indices of the underscores in `text`, in order (a list)."""
     for text in ("To b_ or n_t", "___", "no blanks here", "_a_"):
         expected = [i for i, c in enumerate(text) if c == "_"]
         got = _call(fn, text)
+        if not isinstance(got, (list, tuple)):
+            raise ExerciseError(f"Return a list of positions (e.g. [i for i, c in enumerate(text) if ...]), not a "
+                                f"{type(got).__name__}: the next cells use it more than once, which a generator "
+                                "cannot do.")
         try:
             got = [int(i) for i in got]
         except (TypeError, ValueError):
-            raise ExerciseError(f"Return a list of integer positions, not {type(got).__name__}.") from None
+            raise ExerciseError("Return a list of integer positions.") from None
         if got == expected:
             continue
         if got == [i + 1 for i in expected]:
@@ -26,7 +30,7 @@ def check_blank_positions(fn) -> None:
 def check_fill_in(fn) -> None:
     """fn(text, positions, guesses) -> text with guesses[i] written at positions[i]."""
     cases = [("To b_ or n_t", [4, 10], ["e", "o"], "To be or not"), ("_a_", [0, 2], ["b", "t"], "bat"),
-             ("same", [], [], "same")]
+             ("same", [], [], "same"), ("abcdef", [3, 0], ["Y", "X"], "XbcYef")]
     for text, positions, guesses, expected in cases:
         got = _call(fn, text, positions, guesses)
         if got == expected:
@@ -35,5 +39,9 @@ def check_fill_in(fn) -> None:
             raise ExerciseError("Return a string: join the characters back together with ''.join(...).")
         if isinstance(got, str) and len(got) != len(text):
             raise ExerciseError("Replace one character per blank; the text must keep its length.")
+        if "_" not in text:
+            raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) should give {expected!r}, got {got!r}: "
+                                "write guesses[i] at positions[i], whatever character is there and in whatever "
+                                "order the positions come (do not look for '_').")
         raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) should give {expected!r}, got {got!r}.")
     _ok("Strings are immutable: a list of characters, then ''.join, is the usual way.")

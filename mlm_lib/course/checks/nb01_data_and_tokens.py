@@ -31,16 +31,32 @@ def check_unigram_loss(fn) -> None:
     _ok("The unigram loss is the entropy of the character frequencies.")
 
 
+def _windows_hint(err):
+    if "is invalid for input of size" in str(err):
+        return ("view can only regroup all the ids: their number must be a multiple of length. Keep the first "
+                "n * length ids (n = len(ids) // length) before .view(n, length).")
+    return None
+
+
 def check_make_windows(fn) -> None:
     """fn(ids, length) -> (n, length) tensor of consecutive non-overlapping windows, leftover dropped."""
     for n_ids, length in ((23, 5), (40, 8), (7, 7)):
         ids = torch.arange(100, 100 + n_ids)
         expected = ids[: n_ids // length * length].view(-1, length)
-        got = _tensor(_call(fn, ids, length), "the windows")
+        got = _tensor(_call(fn, ids, length, hint=_windows_hint), "the windows")
+        if got.shape == expected.shape and torch.equal(got, expected):
+            continue
+        if got.shape == (n_ids - length + 1, length):
+            raise ExerciseError(f"These windows overlap: one starts at every id ({got.shape[0]} of them). "
+                                f"Non-overlapping windows start every `length` ids: 0, {length}, {2 * length}, ...")
+        if got.shape == expected.shape[::-1] and got.shape != expected.shape:
+            raise ExerciseError(f"Rows and columns are swapped (shape {tuple(got.shape)}): each *row* must be one "
+                                f"window, so the shape is (n, length) = {tuple(expected.shape)}.")
+        if got.dim() == 2 and got.shape[1] == length and got.shape[0] == expected.shape[0] + 1:
+            raise ExerciseError(f"For {n_ids} ids and length {length} you kept the incomplete last window: drop the "
+                                f"{n_ids % length} leftover ids at the end.")
         if got.shape != expected.shape:
-            hint = ("you kept the incomplete last window" if got.shape[0] > expected.shape[0] else "too few windows")
             raise ExerciseError(f"For {n_ids} ids and length {length} expected shape {tuple(expected.shape)}, got "
-                                f"{tuple(got.shape)}: {hint}. Drop the {n_ids % length} leftover ids at the end.")
-        if not torch.equal(got, expected):
-            raise ExerciseError("Right shape, wrong content: window i must hold ids[i*length:(i+1)*length], in order.")
+                                f"{tuple(got.shape)}.")
+        raise ExerciseError("Right shape, wrong content: window i must hold ids[i*length:(i+1)*length], in order.")
     _ok("ids[: n * length].view(n, length) cuts the text into windows without copying it.")

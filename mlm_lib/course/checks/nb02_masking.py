@@ -9,7 +9,8 @@ from ._common import ExerciseError, _call, _ok, _tensor
 
 
 def check_expected_counts(fn) -> None:
-    """fn(n_tokens, select_prob, mask_prob, random_prob) -> (n_mask, n_random, n_unchanged) expected."""
+    """fn(n_tokens, select_prob, mask_prob, random_prob) -> (n_mask, n_random, n_unchanged) expected,
+    counted by what was decided for each selected position."""
     for args in ((1000, 0.15, 0.8, 0.1), (5000, 0.3, 0.5, 0.3)):
         n, s, m, r = args
         expected = (n * s * m, n * s * r, n * s * (1 - m - r))
@@ -28,20 +29,29 @@ def check_expected_counts(fn) -> None:
 
 
 def check_make_labels(fn) -> None:
-    """fn(ids, selected) -> labels: the original id where selected, -100 elsewhere; ids untouched."""
+    """fn(ids, outcome) -> labels: the original id where outcome != 0 (selected), -100 elsewhere; ids untouched."""
     g = torch.Generator().manual_seed(0)
     ids = torch.randint(5, 50, (3, 20), generator=g)
-    selected = torch.rand(3, 20, generator=g) < 0.3
+    outcome = torch.randint(0, 4, (3, 20), generator=g) * (torch.rand(3, 20, generator=g) < 0.4)
     before = ids.clone()
-    got = _tensor(_call(fn, ids, selected), "the labels")
+    got = _tensor(_call(fn, ids, outcome.clone()), "the labels")
     if not torch.equal(ids, before):
         raise ExerciseError("Your function changed `ids` in place: work on a copy (ids.clone() or torch.where).")
+    selected = outcome != 0
     expected = torch.where(selected, ids, torch.full_like(ids, -100))
+    if got.shape != ids.shape:
+        raise ExerciseError(f"Labels have the shape of ids, {tuple(ids.shape)}; got {tuple(got.shape)}.")
+    if got.dtype != torch.long:
+        raise ExerciseError(f"Labels must be whole token ids (torch.long), not {got.dtype}: cross_entropy reads them "
+                            "as class indices. torch.full_like(ids, -100) keeps the dtype of ids.")
     if torch.equal(got, expected):
         _ok("cross_entropy skips -100 by default (ignore_index), so only selected positions count.")
         return
-    if got.shape == ids.shape and torch.equal(got[~selected], torch.zeros_like(got[~selected])):
+    if torch.equal(got, torch.where(outcome == 1, ids, torch.full_like(ids, -100))):
+        raise ExerciseError("Only the [MASK] positions got a label. Every *selected* position is predicted, also "
+                            "those shown a random token or left unchanged: outcome != 0.")
+    if torch.equal(got[~selected], torch.zeros_like(got[~selected])):
         raise ExerciseError("Unselected positions need -100, not 0: id 0 is [PAD], a real class the loss would count.")
-    if got.shape == ids.shape and torch.equal(got[selected], torch.full_like(got[selected], -100)):
-        raise ExerciseError("The other way round: keep the id where `selected` is True, -100 where it is False.")
-    raise ExerciseError("Expected the original id at selected positions and -100 everywhere else (same shape as ids).")
+    if torch.equal(got[selected], torch.full_like(got[selected], -100)):
+        raise ExerciseError("The other way round: keep the id where a position was selected, -100 where it was not.")
+    raise ExerciseError("Expected the original id at selected positions (outcome != 0) and -100 everywhere else.")

@@ -6,26 +6,49 @@ import torch
 from ._common import ExerciseError, _call, _ok, _tensor
 
 
+def _transpose_hint(err):
+    text = str(err)
+    if "mat1 and mat2" in text or "must match the size" in text or "Expected size for first two" in text:
+        return ("to multiply each query by each key, swap the keys' last two dimensions: k.transpose(-2, -1) "
+                "(k.T would reverse *all* dimensions of a 3-D tensor).")
+    return None
+
+
 def check_attention_weights(fn) -> None:
-    """fn(q, k) -> softmax(q kᵀ / sqrt(d)) over the keys: (..., n_queries, n_keys)."""
+    """fn(q, k, keep) -> softmax(q kᵀ / sqrt(d)) over the keys, with zero weight on keys where `keep` is False.
+
+    q: (batch, n, d); k: (batch, m, d); keep: (batch, m) booleans. Returns (batch, n, m).
+    """
     g = torch.Generator().manual_seed(0)
     q, k = torch.randn(2, 5, 16, generator=g) * 2, torch.randn(2, 7, 16, generator=g) * 2
+    keep = torch.ones(2, 7, dtype=torch.bool)
+    keep[0, 5:] = False  # the first sequence has two padding keys
     scores = q @ k.transpose(-2, -1)
-    expected = (scores / 4.0).softmax(-1)
-    got = _tensor(_call(fn, q, k), "the weights")
+    blocked = ~keep[:, None, :]
+    expected = (scores / 4.0).masked_fill(blocked, float("-inf")).softmax(-1)
+    got = _tensor(_call(fn, q, k, keep, hint=_transpose_hint), "the weights")
     if got.shape != expected.shape:
         raise ExerciseError(f"Expected shape {tuple(expected.shape)} (batch, queries, keys), got {tuple(got.shape)}: "
                             "use k.transpose(-2, -1) so each query meets each key.")
     if torch.allclose(got, expected, atol=1e-5):
-        _ok("Each row is a probability distribution over the keys.")
+        _ok("Each row is a probability distribution over the keys it may use.")
         return
-    if torch.allclose(got, scores.softmax(-1), atol=1e-5):
+    if torch.allclose(got, scores.masked_fill(blocked, float("-inf")).softmax(-1), atol=1e-5):
         raise ExerciseError("Forgot the scaling: divide the scores by sqrt(d) (here sqrt(16) = 4) before the softmax.")
-    if torch.allclose(got, (scores / 16).softmax(-1), atol=1e-5):
+    if torch.allclose(got, (scores / 16).masked_fill(blocked, float("-inf")).softmax(-1), atol=1e-5):
         raise ExerciseError("Divide by sqrt(d), not d.")
+    if torch.allclose(got, (scores / 4.0).softmax(-1), atol=1e-5):
+        raise ExerciseError("The padding keys still get weight: before the softmax, set their scores to -inf "
+                            "(scores.masked_fill(~keep[:, None, :], float('-inf'))).")
+    if torch.allclose(got, (scores / 4.0).masked_fill(~blocked, float("-inf")).softmax(-1), atol=1e-5, equal_nan=True):
+        raise ExerciseError("Inverted: `keep` is True for the keys that may be used; block the others.")
+    if torch.allclose(got, (scores / 4.0).softmax(-1).masked_fill(blocked, 0.0), atol=1e-5):
+        raise ExerciseError("Zeroing the weights after the softmax leaves rows that no longer sum to 1: block the "
+                            "scores with -inf *before* the softmax.")
     if not torch.allclose(got.sum(-1), torch.ones(2, 5), atol=1e-4):
         raise ExerciseError("Rows do not sum to 1: take the softmax over the last dimension (the keys), dim=-1.")
-    raise ExerciseError("Not the expected weights: softmax(q @ k.transpose(-2, -1) / sqrt(d), dim=-1).")
+    raise ExerciseError("Not the expected weights: softmax((q @ k.transpose(-2, -1)) / sqrt(d), with -inf at the "
+                        "blocked keys, dim=-1).")
 
 
 def check_causal_mask(fn) -> None:
@@ -35,11 +58,16 @@ def check_causal_mask(fn) -> None:
         got = _tensor(_call(fn, n), "the mask")
         if got.dtype != torch.bool:
             raise ExerciseError(f"Return a boolean tensor (True = may attend), not {got.dtype}.")
-        if torch.equal(got, expected):
+        if got.shape == expected.shape and torch.equal(got, expected):
             continue
-        if torch.equal(got, expected.T):
-            raise ExerciseError("Transposed: row i is the query, column j the key; a query sees keys j <= i (lower triangle).")
-        if torch.equal(got, ~expected):
-            raise ExerciseError("Inverted: True must mean 'may attend'.")
+        if got.shape == expected.shape:
+            if torch.equal(got, expected.tril(-1)):
+                raise ExerciseError("The diagonal is missing: a position may also look at itself (j <= i), so "
+                                    "keep the diagonal: tril(), not tril(-1).")
+            if torch.equal(got, expected.T):
+                raise ExerciseError("Transposed: row i is the query, column j the key; a query sees keys j <= i "
+                                    "(lower triangle).")
+            if torch.equal(got, ~expected):
+                raise ExerciseError("Inverted: True must mean 'may attend'.")
         raise ExerciseError(f"For length {n} expected torch.ones(n, n, dtype=torch.bool).tril(), got\n{got.int()}")
     _ok("That is GPT's mask. BERT uses none: every position sees the whole window, in both directions.")

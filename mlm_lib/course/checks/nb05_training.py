@@ -7,8 +7,17 @@ import torch
 import torch.nn.functional as F
 
 from ...training import lr_factor
-
 from ._common import ExerciseError, _call, _ok, _tensor
+
+
+def _loss_hint(err):
+    text = str(err)
+    if "Expected target size" in text or "Expected input batch_size" in text or "only batches of spatial" in text:
+        return ("F.cross_entropy wants logits of shape (N, V) and targets of shape (N,): pick the selected "
+                "positions first, logits[chosen] and labels[chosen], with chosen = labels != -100.")
+    if "out of bounds" in text or "Target -100" in text:
+        return "a label of -100 is not a class: keep only the positions whose label is not -100."
+    return None
 
 
 def check_masked_loss(fn) -> None:
@@ -19,27 +28,29 @@ def check_masked_loss(fn) -> None:
     labels[torch.rand(3, 7, generator=g) < 0.6] = -100
     labels[0, 0] = 4
     expected = F.cross_entropy(logits[labels != -100], labels[labels != -100])
-    got = _tensor(_call(fn, logits, labels), "the loss")
-    if got.numel() == 1 and torch.allclose(got.float().reshape(()), expected, atol=1e-5):
+    got = _tensor(_call(fn, logits, labels, hint=_loss_hint), "the loss")
+    if got.numel() != 1:
+        raise ExerciseError(f"Return one number (a 0-d tensor), not shape {tuple(got.shape)}: take the mean.")
+    got = got.float().reshape(())
+    if torch.allclose(got, expected, atol=1e-5):
         _ok("Only the selected positions count, averaged over those alone.")
         return
     safe = labels.clamp_min(0)
     everywhere = F.cross_entropy(logits.reshape(-1, 11), safe.reshape(-1))
-    if got.numel() == 1 and torch.allclose(got.float().reshape(()), everywhere, atol=1e-5):
+    if torch.allclose(got, everywhere, atol=1e-5):
         raise ExerciseError("That averages over every position: keep only those whose label is not -100.")
     diluted = F.cross_entropy(logits[labels != -100], labels[labels != -100], reduction="sum") / labels.numel()
-    if got.numel() == 1 and torch.allclose(got.float().reshape(()), diluted, atol=1e-5):
+    if torch.allclose(got, diluted, atol=1e-5):
         raise ExerciseError("Divide by the number of selected positions, not by all of them.")
-    if got.numel() != 1:
-        raise ExerciseError(f"Return one number (a 0-d tensor), not shape {tuple(got.shape)}: take the mean.")
     raise ExerciseError(f"Expected {expected.item():.4f}, got {got.item():.4f}. "
                         "F.cross_entropy(logits[chosen], labels[chosen]) with chosen = labels != -100.")
 
 
 def check_lr_at(fn) -> None:
-    """fn(step, warmup_steps, total_steps, base_lr) -> learning rate: linear warm-up, then linear decay to 0."""
+    """fn(step, warmup_steps, total_steps, base_lr) -> learning rate: linear warm-up, then linear decay to 0,
+    never below 0."""
     for warmup, total, base in ((10, 100, 1e-3), (4, 20, 0.5)):
-        for s in (0, 1, warmup - 1, warmup, (warmup + total) // 2, total - 1, total):
+        for s in (0, 1, warmup - 1, warmup, (warmup + total) // 2, total - 1, total, total + 3):
             expected = base * lr_factor(s, warmup, total)
             got = _call(fn, s, warmup, total, base)
             try:
@@ -50,6 +61,12 @@ def check_lr_at(fn) -> None:
                 continue
             if s < warmup and math.isclose(got, base * s / warmup, rel_tol=1e-6, abs_tol=1e-12):
                 raise ExerciseError("Step 0 would get a zero learning rate: warm up with (step + 1) / warmup_steps.")
+            if s == warmup and math.isclose(got, base * (s + 1) / warmup, rel_tol=1e-6):
+                raise ExerciseError(f"At step {s} = warmup_steps the warm-up is over: warm up while step < "
+                                    "warmup_steps (not <=), then decay.")
+            if s > total and got < 0:
+                raise ExerciseError(f"At step {s}, past total_steps ({total}), the rate went negative ({got:.3g}): "
+                                    "never below 0, e.g. max(0.0, ...).")
             phase = "warm-up" if s < warmup else "decay"
             raise ExerciseError(f"At step {s} (warm-up {warmup}, total {total}, base {base}) expected {expected:.6g}, "
                                 f"got {got:.6g}: check the {phase} part. Decay: base * (total - step) / (total - warmup).")

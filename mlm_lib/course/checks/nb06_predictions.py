@@ -9,7 +9,8 @@ from ._common import ExerciseError, _call, _ok, _tensor
 
 
 def check_top_k(fn) -> None:
-    """fn(logits (V,), tokens: list[str], k) -> [(token, probability)] best first, probabilities from softmax."""
+    """fn(logits (V,), tokens: list[str], k) -> [(token, probability)] best first, probabilities from the
+    softmax over the whole vocabulary."""
     tokens = list("abcdefgh")
     logits = torch.tensor([0.5, 3.0, -1.0, 2.0, 0.0, 2.5, -2.0, 1.0])
     probs = logits.softmax(-1)
@@ -21,13 +22,22 @@ def check_top_k(fn) -> None:
             got = [(str(t), float(p)) for t, p in got]
         except (TypeError, ValueError):
             raise ExerciseError("Return a list of (token, probability) pairs.") from None
-        if [t for t, _ in got] == [t for t, _ in expected] and all(
-                math.isclose(a, b, rel_tol=1e-4) for (_, a), (_, b) in zip(got, expected)):
+        names, numbers = [t for t, _ in got], [p for _, p in got]
+        if names == [t for t, _ in expected] and all(
+                math.isclose(a, b, rel_tol=1e-4) for a, b in zip(numbers, [p for _, p in expected])):
             continue
-        if [t for t, _ in got] == [t for t, _ in expected]:
-            raise ExerciseError("Right tokens, wrong numbers: turn the logits into probabilities with softmax first.")
         if len(got) != k:
             raise ExerciseError(f"Asked for k={k}, got {len(got)} pairs.")
+        if names == [t for t, _ in expected]:
+            top_logits = logits.topk(k).values
+            if all(math.isclose(a, b, rel_tol=1e-4) for a, b in zip(numbers, top_logits.softmax(-1).tolist())):
+                raise ExerciseError("Those probabilities come from a softmax over the k best logits only, so they "
+                                    "sum to 1 among k tokens. Take the softmax over the whole vocabulary, then "
+                                    "the top k.")
+            if all(math.isclose(a, b, rel_tol=1e-4) for a, b in zip(numbers, top_logits.tolist())):
+                raise ExerciseError("Those are logits, not probabilities: turn them into probabilities with "
+                                    "logits.softmax(-1) first.")
+            raise ExerciseError("Right tokens, wrong numbers: the probabilities are logits.softmax(-1) at those tokens.")
         raise ExerciseError(f"Expected {[(t, round(p, 3)) for t, p in expected]}, got {[(t, round(p, 3)) for t, p in got]}. "
                             "logits.softmax(-1).topk(k) gives values and indices, best first.")
     _ok("These are the bars of the explorer's chart.")

@@ -1,23 +1,34 @@
 """Checks for the exercises of notebook 07 (curriculum)."""
 from __future__ import annotations
 
-from ...curriculum import linear
+import numbers
 
+from ...curriculum import linear
 from ._common import ExerciseError, _call, _ok
 
 
 def check_linear_length(fn) -> None:
-    """fn(progress, short, long, until, multiple) -> the linear schedule's window length."""
-    for short, long, until, multiple in ((16, 128, 0.5, 8), (8, 64, 0.25, 4)):
+    """fn(progress, short, long, until, multiple) -> the linear schedule's window length (an int)."""
+    for short, long, until, multiple in ((16, 128, 0.5, 8), (8, 64, 0.25, 4), (10, 50, 0.5, 4)):
         schedule = linear(short, long, until=until, multiple=multiple)
         for progress in (0.0, 0.1, until / 2, until * 0.99, until, 0.9, 1.0):
             expected = schedule.length_at(progress)
             got = _call(fn, progress, short, long, until, multiple)
+            if isinstance(got, bool) or not isinstance(got, numbers.Integral):
+                raise ExerciseError(f"Return a whole number (int), not {type(got).__name__} {got!r}: a length counts "
+                                    "characters. int(x) // multiple * multiple gives one.")
             if got == expected:
                 continue
-            if progress >= until and got != long:
-                raise ExerciseError(f"After progress {until} the length stays at `long` ({long}); got {got} at {progress}.")
-            if isinstance(got, int) and got % multiple:
+            if progress >= until:
+                if got == long // multiple * multiple:
+                    raise ExerciseError(f"From progress {until} on the length is `long` itself ({long}), not "
+                                        "rounded: rounding applies only while the length grows.")
+                raise ExerciseError(f"After progress {until} the length stays at `long` ({long}); got {got} at "
+                                    f"{progress}.")
+            if got < short:
+                raise ExerciseError(f"Never below `short`: with short={short} and multiple={multiple}, rounding down "
+                                    f"gives {got}; take max(short, ...).")
+            if got % multiple:
                 raise ExerciseError(f"Round down to a multiple of {multiple} (got {got}): int(x) // multiple * multiple.")
             raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got {got!r}. "
                                 "short + (long - short) * progress / until, rounded down to a multiple.")
