@@ -1,4 +1,5 @@
 """The course's notebooks, and the small papermill parameters the tests run them with."""
+import json
 from pathlib import Path
 
 # A cell that runs longer than this fails the test instead of hanging it (a kernel can stop answering:
@@ -36,3 +37,12 @@ KOREAN = {
     "03_attention": {"sentence": "처음에는 자주 나오는 글자만 고른다."},
     "06_predictions": {"passage": "책을 천천히 읽는 사람은 모르는 낱말을 만나도"},
 }
+
+
+def with_small_parameters(path: Path, target: Path) -> None:
+    """A copy of the notebook whose parameters cell ends with the small settings (as papermill would set them)."""
+    nb = json.loads(path.read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    cell["source"] = "".join(cell["source"]) + "\n" + "\n".join(f"{k} = {v!r}" for k, v in SMALL[path.stem].items())
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(nb))

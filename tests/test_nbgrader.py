@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from mlm_lib.course.student import BEGIN, POINTS, exercises
-from notebook_params import CELL_TIMEOUT, NOTEBOOKS, SMALL
+from notebook_params import CELL_TIMEOUT, NOTEBOOKS, with_small_parameters
 
 pytest.importorskip("nbgrader")
 pytestmark = pytest.mark.slow
@@ -30,15 +30,6 @@ def _nbgrader(course: Path, *args: str) -> subprocess.CompletedProcess:
                             text=True, timeout=3600, env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return result
-
-
-def _with_small_parameters(path: Path, target: Path) -> None:
-    """A copy of the notebook whose parameters cell ends with the small settings (as papermill would set them)."""
-    nb = json.loads(path.read_text())
-    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
-    cell["source"] = "".join(cell["source"]) + "\n" + "\n".join(f"{k} = {v!r}" for k, v in SMALL[path.stem].items())
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(nb))
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +48,8 @@ def course(tmp_path_factory):
         _nbgrader(root, "generate_assignment", part)
         for path in NOTEBOOKS:
             if path.parent.name == part:
-                _with_small_parameters(path, root / "submitted" / "solved" / part / path.name)
-                _with_small_parameters(root / "release" / part / path.name,
+                with_small_parameters(path, root / "submitted" / "solved" / part / path.name)
+                with_small_parameters(root / "release" / part / path.name,
                                        root / "submitted" / "blank" / part / path.name)
         _nbgrader(root, "autograde", part)
     return root

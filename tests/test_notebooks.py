@@ -3,6 +3,8 @@
 (nbval re-runs the stored notebooks as written: `make test` passes `notebooks --nbval`.)
 """
 import json
+import re
+from pathlib import Path
 
 import nbformat
 import papermill
@@ -119,3 +121,42 @@ def test_student_version_runs_to_its_first_exercise(path, tmp_path):
     ran = nbformat.read(tmp_path / "out.ipynb", as_version=4)
     offset = sum("injected-parameters" in c.metadata.get("tags", []) for c in ran.cells)
     assert failure.value.cell_index == first_check + offset  # ...at the first exercise, after all before it ran
+
+
+def readme_times() -> dict[str, str]:
+    """README's table of measured run times: notebook number -> '6 s'."""
+    lines = (Path(__file__).resolve().parents[1] / "README.md").read_text().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("| 00 | 01 |"))
+    names = [c.strip() for c in lines[head].strip("|").split("|")]
+    values = [c.strip() for c in lines[head + 2].strip("|").split("|")]
+    return dict(zip(names, values))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))
+def test_time_estimate_is_the_measured_one(path):
+    header = "".join(json.loads(path.read_text())["cells"][0]["source"])
+    found = re.search(r"running every cell takes about (\d+ s) on an idle 2-core laptop CPU", header)
+    assert found, "the header states the measured run time, on an idle machine"
+    assert found.group(1) == readme_times()[path.stem[:2]], "README's table is the one source: copy its figure"
+
+
+@pytest.mark.slow
+def test_a_learner_sees_the_check_message_not_its_frames():
+    """In a kernel, a failing check shows one line: the message (with the line of the learner's code and a
+    hint when their function crashed inside torch), not the check's frames or the expected values."""
+    import nbclient
+
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                            "language": "python"}})
+    nb.cells = [nbformat.v4.new_code_cell("from mlm_lib.course.setup import setup_notebook\nsetup_notebook(0)"),
+                nbformat.v4.new_code_cell("import torch\nfrom mlm_lib.course.checks import check_masked_loss\n\n"
+                                          "def masked_loss(logits, labels):\n"
+                                          "    return torch.nn.functional.cross_entropy(logits, labels)\n\n"
+                                          "check_masked_loss(masked_loss)")]
+    nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, allow_errors=True).execute()
+    error = next(o for o in nb.cells[1].outputs if o.output_type == "error")
+    assert error.ename == "ExerciseError" and len(error.traceback) == 1
+    shown = error.traceback[0]
+    assert "in your code, line 5: return torch.nn.functional.cross_entropy(logits, labels)" in shown
+    assert "Hint: F.cross_entropy wants logits of shape (N, V)" in shown
+    assert "site-packages" not in shown and "expected =" not in shown
