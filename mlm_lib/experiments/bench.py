@@ -192,7 +192,7 @@ def bench_dropout(repeats: int = 50, p: float = 0.1) -> list[dict]:
 
 
 def bench_interaction(repeats: int = 20, length: int = 300) -> dict:
-    """The prediction explorer's whole update (`mlm_lib.widgets.prediction_view`, what the widget runs when
+    """The prediction explorer's whole update (`mlm_lib.course.widgets.prediction_view`, what the widget runs when
     a control moves) on a `length`-character passage with the shipped model: encode, mask 15%, one batched
     forward pass, top-5 for every blank, the coloured text and the attention of one blank (HTML), and the
     top-k chart rendered to PNG as the widget displays it."""
