@@ -14,6 +14,7 @@ def test_bench_smoke(tmp_path, capsys):
     result = json.loads(out.read_text())
     peers = result["results"][0]["peers"]
     assert set(peers) == {"mlm_lib", "hf", "torch_nn", "textbook"} and peers["hf"]["vs_hf"] == 1.0
+    assert [r["dropout"] for r in result["results"]] == [0.0, 0.1]  # the course's own setting first, labelled
     assert all(p["tokens_per_s"] > 0 for p in peers.values()) and result["interaction"]["median_ms"] > 0
     assert "vs HF" in capsys.readouterr().out
 

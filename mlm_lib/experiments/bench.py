@@ -4,8 +4,10 @@
     python -m mlm_lib.experiments.bench --config larger --steps 20 --json bench.json
 
 A step is what training does: forward, masked-LM loss, backward, gradient clipping, AdamW update (the same
-fused AdamW for every peer); for mlm_lib it is `mlm_lib.training.train_step` itself. Every peer gets the same sizes, dropout 0.1 as in BERT, and the same masked batches, in one
-process, after warm-up steps; the peers take turns step by step, and the median step time is reported.
+fused AdamW for every peer); for mlm_lib it is `mlm_lib.training.train_step` itself. Every peer gets the
+same sizes, the same dropout (first the course's own setting, 0.0; then BERT's 0.1) and the same masked
+batches, in one process, after warm-up steps; the peers take turns step by step, and the median step time
+is reported.
 
 Peers:
   mlm_lib      `train_step` on `BertForMLM` (fused attention, MLM head at selected positions only)
@@ -129,9 +131,12 @@ def flops_per_token(config: BertConfig, length: int) -> float:
     return 6 * non_embedding + 12 * n * length * d
 
 
-def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0) -> dict:
+COURSE_DROPOUT = MODEL_SIZES["course"]["dropout"]  # the course trains without dropout (0.0); BERT used 0.1
+
+
+def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0, dropout: float = COURSE_DROPOUT) -> dict:
     sizes, length, batch = CONFIGS[name]
-    config = BertConfig(vocab_size=VOCAB, max_len=max(512, length), dropout=0.1, **sizes)
+    config = BertConfig(vocab_size=VOCAB, max_len=max(512, length), dropout=dropout, **sizes)
     torch.manual_seed(seed)
     peers = _peers(config)
     g = torch.Generator().manual_seed(seed)
@@ -153,7 +158,7 @@ def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0) -> 
                 times[key].append(time.perf_counter() - t)
     gflops = matmul_gflops()
     per_token = flops_per_token(config, length)
-    result = {"config": name, "sizes": sizes, "length": length, "batch": batch, "steps": steps,
+    result = {"config": name, "dropout": dropout, "sizes": sizes, "length": length, "batch": batch, "steps": steps,
               "matmul_gflops": gflops, "flops_per_token": per_token, "peers": {}}
     hf_rate = batch * length / statistics.median(times["hf"])
     for key, ts in times.items():
@@ -224,7 +229,9 @@ def bench_interaction(repeats: int = 20, length: int = 300) -> dict:
 
 
 def print_result(r: dict) -> None:
-    print(f"\n{r['config']}: {r['sizes']}, length {r['length']}, batch {r['batch']}, median of {r['steps']} steps; "
+    setting = "the course's setting" if r["dropout"] == COURSE_DROPOUT else "BERT's dropout"
+    print(f"\n{r['config']}, dropout {r['dropout']} ({setting}): {r['sizes']}, length {r['length']}, batch {r['batch']}, "
+          f"median of {r['steps']} steps; "
           f"matmul {r['matmul_gflops']:.0f} GFLOP/s")
     print(f"{'peer':>10} {'step ms':>9} {'tokens/s':>10} {'vs HF':>7} {'of peak':>8}")
     for key, p in r["peers"].items():
@@ -236,11 +243,15 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--config", nargs="+", default=["reference", "checkpoint"], choices=sorted(CONFIGS))
     parser.add_argument("--steps", type=whole_number(1), default=30, help="timed steps per peer (median reported)")
     parser.add_argument("--warmup", type=whole_number(0), default=5)
+    parser.add_argument("--dropout", type=float, nargs="+", default=[COURSE_DROPOUT, 0.1],
+                        help="dropout settings, the course's own (0.0) first, then BERT's (0.1)")
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     json_path = output_file(parser, "--json", args.json)
+    if any(not 0.0 <= d < 1.0 for d in args.dropout):
+        parser.error(f"--dropout values must be in [0, 1), got {args.dropout}")
     print(f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}")
-    results = [bench_config(name, args.steps, args.warmup) for name in args.config]
+    results = [bench_config(name, args.steps, args.warmup, dropout=d) for d in args.dropout for name in args.config]
     for r in results:
         print_result(r)
     drop = bench_dropout(repeats=max(5, args.steps))
