@@ -4,9 +4,10 @@ Concepts (what a learner builds, in the order of the notebooks; none imports `co
     data (corpus, tokenizer, windows; 01) -> masking (15% and 80/10/10; 02) -> attention (03)
     -> model (BERT; 04) -> training (loss, step, loop; 05) and checkpoints (05) -> predict (06)
     -> curriculum (sequence-length schedules; 07); baselines (what a model must beat; 01, 05, 06);
-    dropout (a faster CPU dropout the model uses).
+    dropout (a faster CPU dropout the model uses); wordpiece (BERT's sub-word tokenizer; 08), whose word ids
+    whole-word masking uses (masking; 09).
 Course aids: `mlm_lib.course` (exercise checks, widgets, plots, student copies, shipped assets).
-Commands: `mlm_lib.experiments` (pretrain, curriculum, bench).
+Commands: `mlm_lib.experiments` (pretrain, curriculum, bench, whole_word).
 
 The names below are the public API: `from mlm_lib import mask_tokens, BertForMLM, train`.
 """
@@ -19,11 +20,12 @@ from .curriculum import LengthSchedule, fixed, linear, step, summarize, tokens_t
 from .data import (SPECIAL_TOKENS, VAL_FRACTION, CharTokenizer, load_corpus, prepare_data, random_windows,
                    train_val_split)
 from .masking import (BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED,
-                      MaskingConfig, mask_tokens)
+                      MaskingConfig, mask_tokens, mask_whole_words)
 from .model import MODEL_SIZES, BertConfig, BertForMLM, from_hf, to_hf
 from .predict import Prediction, predict_masked
 from .training import (TrainConfig, evaluate, lr_factor, make_optimizer, masked_accuracy, mlm_loss, train,
-                       train_step, training_batch)
+                       train_step, training_batch, word_mates_accuracy)
+from .wordpiece import WordPieceTokenizer, prepare_wordpiece_data
 
 __all__ = [
     "MultiHeadAttention", "padding_bias", "scaled_dot_product_attention", "softmax_entropy",
@@ -33,9 +35,10 @@ __all__ = [
     "SPECIAL_TOKENS", "VAL_FRACTION", "CharTokenizer", "load_corpus", "prepare_data", "random_windows",
     "train_val_split",
     "BERT_MASKING", "EVAL_SEED", "IGNORE_INDEX", "MASKED", "NOT_SELECTED", "OUTCOME_NAMES", "RANDOM", "UNCHANGED",
-    "MaskingConfig", "mask_tokens",
+    "MaskingConfig", "mask_tokens", "mask_whole_words",
     "MODEL_SIZES", "BertConfig", "BertForMLM", "from_hf", "to_hf",
     "Prediction", "predict_masked",
     "TrainConfig", "evaluate", "lr_factor", "make_optimizer", "masked_accuracy", "mlm_loss", "train", "train_step",
-    "training_batch",
+    "training_batch", "word_mates_accuracy",
+    "WordPieceTokenizer", "prepare_wordpiece_data",
 ]

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 from .data import CharTokenizer
+from .wordpiece import WordPieceTokenizer
 from .model import BertConfig, BertForMLM
 
 CHECKPOINT_FORMAT = "mlm_lib-checkpoint-1"
@@ -24,7 +25,7 @@ _TIED = "head.word_embedding.weight"  # the decoder *is* the word embedding: sto
 @dataclass
 class Checkpoint:
     model: BertForMLM
-    tokenizer: CharTokenizer
+    tokenizer: CharTokenizer | WordPieceTokenizer
     optimizer_state: dict | None
     train_state: dict | None
 
@@ -41,7 +42,18 @@ def atomic_save(obj, path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def save_checkpoint(path, model: BertForMLM, tokenizer: CharTokenizer, optimizer=None, train_state=None) -> None:
+TOKENIZERS = {"CharTokenizer": CharTokenizer, "WordPieceTokenizer": WordPieceTokenizer}
+
+
+def tokenizer_from_dict(data: dict):
+    """Rebuild the tokenizer a checkpoint stores, whichever of the course's two it is."""
+    kind = TOKENIZERS.get(data.get("type") if isinstance(data, dict) else None)
+    if kind is None:
+        raise ValueError(f"Unknown tokenizer in this checkpoint; expected one of {sorted(TOKENIZERS)}.")
+    return kind.from_dict(data)
+
+
+def save_checkpoint(path, model: BertForMLM, tokenizer, optimizer=None, train_state=None) -> None:
     """Write weights, model config, tokenizer and (optionally) optimiser and training state to one file."""
     if tokenizer.vocab_size != model.config.vocab_size:
         raise ValueError(f"Tokenizer has {tokenizer.vocab_size} tokens but the model {model.config.vocab_size}: "
@@ -53,7 +65,7 @@ def save_checkpoint(path, model: BertForMLM, tokenizer: CharTokenizer, optimizer
     atomic_save(payload, path)
 
 
-def load_checkpoint(path, *, model: BertForMLM | None = None, tokenizer: CharTokenizer | None = None) -> Checkpoint:
+def load_checkpoint(path, *, model: BertForMLM | None = None, tokenizer=None) -> Checkpoint:
     """Read a checkpoint written by `save_checkpoint` (with `weights_only=True`).
 
     Without `model`/`tokenizer`, both are rebuilt from the file. Given, they must match it: a checkpoint
@@ -70,7 +82,7 @@ def load_checkpoint(path, *, model: BertForMLM | None = None, tokenizer: CharTok
                          "written by mlm_lib.save_checkpoint.") from None
     if not isinstance(payload, dict) or payload.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{path} was not written by mlm_lib.save_checkpoint (format {CHECKPOINT_FORMAT}).")
-    saved_tokenizer = CharTokenizer.from_dict(payload["tokenizer"])
+    saved_tokenizer = tokenizer_from_dict(payload["tokenizer"])
     if tokenizer is not None and tokenizer != saved_tokenizer:
         extra = sorted(set(tokenizer.tokens) ^ set(saved_tokenizer.tokens))[:10]
         raise ValueError(f"{path} was trained with a different vocabulary ({saved_tokenizer.vocab_size} tokens, "

@@ -1,6 +1,7 @@
 """BERT's masking rule: which positions the model must predict, and what it sees there.
 
 Taught in notebook 02 (masking): the rule built by hand in §2-§3, checked against this module in §4.
+Whole-word masking (`mask_whole_words`, for WordPiece input) is taught in notebook 09.
 
 Each ordinary position is *selected* with probability `select_prob` (15% in BERT) and the model is
 asked to predict the original token there. A selected position is shown to the model as
@@ -147,5 +148,70 @@ def mask_tokens(ids: torch.Tensor, tokenizer, masking: MaskingConfig | None = No
     check_ids(ids, tokenizer.vocab_size)
     masking = masking_config(masking, select_prob=select_prob, mask_prob=mask_prob, random_prob=random_prob)
     outcome = mask_outcomes(ids, tokenizer.special_ids, masking, generator=generator)
+    inputs, labels = apply_outcomes(ids, outcome, tokenizer, generator, masking.random_from)
+    return (inputs, labels, outcome) if return_outcome else (inputs, labels)
+
+
+# ---- whole-word masking (notebook 09) -------------------------------------------------------------------
+
+def word_starts(word_ids: torch.Tensor) -> torch.Tensor:
+    """True where a new word begins: the first piece of each word (and every special, word id -1)."""
+    start = torch.ones_like(word_ids, dtype=torch.bool)
+    start[..., 1:] = (word_ids[..., 1:] != word_ids[..., :-1]) | (word_ids[..., 1:] < 0)
+    return start
+
+
+def whole_word_outcomes(ids: torch.Tensor, word_ids: torch.Tensor, special_ids,
+                        masking: MaskingConfig = BERT_MASKING, *,
+                        generator: torch.Generator | None = None) -> torch.Tensor:
+    """Like `mask_outcomes`, but a *word* is selected (with probability select_prob), and then every piece of
+    it; each selected piece still gets its own [MASK] / random / unchanged draw.
+
+    Along the last dimension, consecutive pieces with the same word id (>= 0) form one word. One uniform
+    number is drawn per position and each piece reads the one of its word's first piece, so a word is
+    selected as a whole, and the expected share of selected pieces is still select_prob.
+    """
+    draw = torch.rand(ids.shape, generator=generator)
+    start = word_starts(word_ids)
+    position = torch.arange(ids.size(-1)).expand_as(ids)
+    first = torch.cummax(torch.where(start, position, torch.zeros_like(position)), dim=-1).values
+    selectable = (word_ids >= 0) & ~torch.isin(ids, torch.as_tensor(list(special_ids), dtype=ids.dtype))
+    selected = (draw.gather(-1, first) < masking.select_prob) & selectable
+    which = torch.rand(ids.shape, generator=generator)
+    outcome = torch.full_like(ids, UNCHANGED)
+    outcome[which < masking.mask_prob + masking.random_prob] = RANDOM
+    outcome[which < masking.mask_prob] = MASKED
+    outcome[~selected] = NOT_SELECTED
+    return outcome
+
+
+def check_word_ids(ids: torch.Tensor, word_ids) -> None:
+    """Word ids must be integers shaped like the ids they describe."""
+    if not isinstance(word_ids, torch.Tensor) or word_ids.dtype not in (torch.long, torch.int32, torch.int16):
+        raise TypeError("word_ids must be an integer tensor (torch.long), one word index per token, -1 for "
+                        "specials: tokenizer.encode(text, return_word_ids=True) gives it.")
+    if word_ids.shape != ids.shape:
+        raise ValueError(f"word_ids has shape {tuple(word_ids.shape)} but ids {tuple(ids.shape)}: they must "
+                         "describe the same tokens, one word index per token.")
+    if ids.dim() == 0:
+        raise ValueError("Expected at least one dimension of tokens, got a single number.")
+
+
+def mask_whole_words(ids: torch.Tensor, word_ids: torch.Tensor, tokenizer, masking: MaskingConfig | None = None, *,
+                     select_prob: float | None = None, mask_prob: float | None = None,
+                     random_prob: float | None = None, generator: torch.Generator | None = None,
+                     return_outcome: bool = False):
+    """Whole-word masking (Google's BERT, May 2019): returns `(inputs, labels)` like `mask_tokens`.
+
+    `word_ids` gives each token its word's index (-1 for specials), as `WordPieceTokenizer.encode(text,
+    return_word_ids=True)` returns it; any batch shape, the last dimension being the sequence. Each word is
+    selected with probability select_prob and then all of its pieces; each selected piece becomes [MASK] /
+    random / unchanged at mask_prob / random_prob / the rest, as in Google's script. (Hugging Face's
+    `DataCollatorForWholeWordMask` today shows every selected piece as [MASK]: `mask_prob=1, random_prob=0`.)
+    """
+    check_ids(ids, tokenizer.vocab_size)
+    check_word_ids(ids, word_ids)
+    masking = masking_config(masking, select_prob=select_prob, mask_prob=mask_prob, random_prob=random_prob)
+    outcome = whole_word_outcomes(ids, word_ids.long(), tokenizer.special_ids, masking, generator=generator)
     inputs, labels = apply_outcomes(ids, outcome, tokenizer, generator, masking.random_from)
     return (inputs, labels, outcome) if return_outcome else (inputs, labels)

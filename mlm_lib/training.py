@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from .checkpoints import load_checkpoint, save_checkpoint
 from .curriculum import LengthSchedule
 from .data import random_windows
-from .masking import BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MaskingConfig, mask_tokens
+from .masking import BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MaskingConfig, mask_tokens, mask_whole_words, word_starts
 from .model import BertForMLM
 
 
@@ -73,6 +73,7 @@ class TrainConfig:
     eval_windows: int = 256               # held-out windows per evaluation, at the schedule's final length
     eval_seed: int = EVAL_SEED
     seed: int = 0
+    whole_word: bool = False              # mask whole words (notebook 09); needs the word ids of the text
 
     def __post_init__(self):
         if isinstance(self.masking, dict):
@@ -87,6 +88,8 @@ class TrainConfig:
                              f"longest length ({self.schedule.long}): raise tokens_per_batch or shorten the windows.")
         if self.masking.select_prob == 0:
             raise ValueError("masking.select_prob is 0: no position would be predicted, so nothing can be learnt.")
+        if not isinstance(self.whole_word, bool):
+            raise ValueError(f"TrainConfig.whole_word must be True or False, got {self.whole_word!r}.")
         for name in ("lr", "grad_clip"):
             value = getattr(self, name)
             if not isinstance(value, numbers.Real) or not value > 0:
@@ -129,6 +132,115 @@ def adamw(params, **kwargs) -> torch.optim.AdamW:
         return torch.optim.AdamW(params, **kwargs)
 
 
+def _windows_of(ids: torch.Tensor, word_ids: torch.Tensor | None, starts: torch.Tensor, length: int):
+    index = starts[:, None] + torch.arange(length)
+    return ids[index], (None if word_ids is None else word_ids[index])
+
+
+def _check_word_ids_for(ids: torch.Tensor, word_ids, whole_word: bool, what: str) -> None:
+    if whole_word and word_ids is None:
+        raise ValueError(f"Whole-word masking needs the words of the {what} text: pass its word ids, e.g. "
+                         "ids, word_ids = tokenizer.encode(text, return_word_ids=True).")
+    if word_ids is not None and (not isinstance(word_ids, torch.Tensor) or word_ids.shape != ids.shape):
+        raise ValueError(f"The {what} word ids must be a tensor shaped like the {what} ids ({tuple(ids.shape)}).")
+
+
+def mask_batch(batch: torch.Tensor, words: torch.Tensor | None, tokenizer, masking: MaskingConfig,
+               generator: torch.Generator, whole_word: bool = False):
+    """Mask a batch of windows token by token, or word by word when `whole_word` (then `words` is needed)."""
+    if whole_word:
+        return mask_whole_words(batch, words, tokenizer, masking, generator=generator)
+    return mask_tokens(batch, tokenizer, masking, generator=generator)
+
+
+def _predict(model, inputs, labels, batch_size):
+    """Run the model over masked windows in batches: (summed loss, a bool tensor: right at each position)."""
+    device = next(model.parameters()).device
+    loss_sum = 0.0
+    right = torch.zeros_like(labels, dtype=torch.bool)
+    for i in range(0, len(inputs), batch_size):
+        x, y = inputs[i:i + batch_size].to(device), labels[i:i + batch_size].to(device)
+        chosen = y != IGNORE_INDEX
+        logits = model.logits_at(x, chosen)
+        targets = y[chosen]
+        loss_sum += F.cross_entropy(logits, targets, reduction="sum").item()
+        hit = torch.zeros_like(chosen)
+        hit[chosen] = logits.argmax(-1) == targets
+        right[i:i + batch_size] = hit.cpu()
+    return loss_sum, right
+
+
+def _word_keys(words: torch.Tensor) -> torch.Tensor:
+    """One number per (window, word) for every position of a (windows, length) batch of word ids."""
+    length = words.size(-1)
+    position = torch.arange(length).expand_as(words)
+    first = torch.cummax(torch.where(word_starts(words), position, torch.zeros_like(position)), -1).values
+    return torch.arange(len(words))[:, None] * length + first
+
+
+@torch.no_grad()
+def evaluate(model, tokenizer, ids: torch.Tensor, *, length: int, windows: int = 256, seed: int = EVAL_SEED,
+             batch_size: int = 64, masking: MaskingConfig = BERT_MASKING, word_ids: torch.Tensor | None = None,
+             whole_word: bool = False) -> dict:
+    """Masked loss and accuracy on held-out text, with a fixed masking seed so runs are comparable.
+
+    With `whole_word=True` (and the text's `word_ids`) whole words are masked, and `word_accuracy` is the
+    share of masked words whose every piece was predicted right.
+    """
+    _check_word_ids_for(ids, word_ids, whole_word, "held-out")
+    was_training = model.training
+    model.eval()
+    _whole("eval_windows", windows, 1)
+    if len(ids) < length:
+        raise ValueError(f"The held-out text has {len(ids)} tokens, fewer than one window of {length}.")
+    batch, words = _windows_of(ids, word_ids if whole_word else None, torch.linspace(0, len(ids) - length, windows).long(),
+                               length)
+    inputs, labels = mask_batch(batch, words, tokenizer, masking, torch.Generator().manual_seed(seed), whole_word)
+    if not (labels != IGNORE_INDEX).any():
+        raise ValueError(f"No held-out position was selected (select_prob={masking.select_prob}, {windows} windows "
+                         f"of {length}): evaluate on more windows or with a higher select_prob.")
+    loss_sum, right = _predict(model, inputs, labels, batch_size)
+    count = int((labels != IGNORE_INDEX).sum())
+    model.train(was_training)
+    chosen = labels != IGNORE_INDEX
+    result = {"loss": loss_sum / count, "accuracy": int(right[chosen].sum()) / count, "predictions": count}
+    if whole_word:
+        # a word is right when all of its pieces are: find each piece's word (row, first piece) and take the minimum
+        key = _word_keys(words)[chosen]
+        per_word = torch.ones(len(labels) * length, dtype=torch.long).scatter_reduce(
+            0, key, right[chosen].long(), reduce="amin")
+        result["word_accuracy"] = per_word[key.unique()].float().mean().item()
+        result["words"] = int(key.unique().numel())
+    return result
+
+
+@torch.no_grad()
+def word_mates_accuracy(model, tokenizer, ids: torch.Tensor, word_ids: torch.Tensor, *, length: int,
+                        windows: int = 256, seed: int = EVAL_SEED, batch_size: int = 64,
+                        masking: MaskingConfig = BERT_MASKING) -> dict:
+    """Why whole-word masking (notebook 09, §1): accuracy on pieces of words of two or more pieces, when the
+    piece is the only one of its word selected (token masking: its word-mates are visible) and when the
+    whole word is selected (whole-word masking: the mates are hidden too)."""
+    _check_word_ids_for(ids, word_ids, True, "held-out")
+    was_training = model.training
+    model.eval()
+    starts = torch.linspace(0, len(ids) - length, windows).long()
+    batch, words = _windows_of(ids, word_ids, starts, length)
+    keys = _word_keys(words)
+    size = torch.bincount(keys.flatten(), minlength=keys.numel())[keys]  # pieces in each position's word
+    result = {}
+    for name, whole in (("mates_visible", False), ("mates_masked", True)):
+        inputs, labels = mask_batch(batch, words, tokenizer, masking, torch.Generator().manual_seed(seed), whole)
+        chosen = labels != IGNORE_INDEX
+        picked = torch.bincount(keys[chosen], minlength=keys.numel())[keys]  # selected pieces in the word
+        keep = chosen & (size >= 2) & ((picked == 1) if not whole else (picked == size))
+        _, right = _predict(model, inputs, labels, batch_size)
+        result[name] = right[keep].float().mean().item() if keep.any() else float("nan")
+        result[f"{name}_pieces"] = int(keep.sum())
+    model.train(was_training)
+    return result
+
+
 def eval_windows(ids: torch.Tensor, length: int, count: int) -> torch.Tensor:
     """`count` windows spread evenly over the held-out ids: the same text at every evaluation."""
     _whole("eval_windows", count, 1)
@@ -138,33 +250,8 @@ def eval_windows(ids: torch.Tensor, length: int, count: int) -> torch.Tensor:
     return ids[starts[:, None] + torch.arange(length)]
 
 
-@torch.no_grad()
-def evaluate(model, tokenizer, ids: torch.Tensor, *, length: int, windows: int = 256, seed: int = EVAL_SEED,
-             batch_size: int = 64, masking: MaskingConfig = BERT_MASKING) -> dict:
-    """Masked loss and accuracy on held-out text, with a fixed masking seed so runs are comparable."""
-    was_training = model.training
-    model.eval()
-    batch = eval_windows(ids, length, windows)
-    inputs, labels = mask_tokens(batch, tokenizer, masking, generator=torch.Generator().manual_seed(seed))
-    if not (labels != IGNORE_INDEX).any():
-        raise ValueError(f"No held-out position was selected (select_prob={masking.select_prob}, {windows} windows "
-                         f"of {length}): evaluate on more windows or with a higher select_prob.")
-    device = next(model.parameters()).device
-    loss_sum, correct, count = 0.0, 0, 0
-    for i in range(0, windows, batch_size):
-        x, y = inputs[i:i + batch_size].to(device), labels[i:i + batch_size].to(device)
-        chosen = y != IGNORE_INDEX
-        logits = model.logits_at(x, chosen)
-        targets = y[chosen]
-        loss_sum += F.cross_entropy(logits, targets, reduction="sum").item()
-        correct += (logits.argmax(-1) == targets).sum().item()
-        count += len(targets)
-    model.train(was_training)
-    return {"loss": loss_sum / count, "accuracy": correct / count, "predictions": count}
-
-
 def training_batch(train_ids: torch.Tensor, tokenizer, config: TrainConfig, step: int,
-                   generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+                   generator: torch.Generator, word_ids: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """The masked batch of `step`: random windows at the schedule's length, masked by `config.masking`.
 
     A batch in which no position happens to be selected (possible with tiny batches) is masked again, so a
@@ -172,10 +259,17 @@ def training_batch(train_ids: torch.Tensor, tokenizer, config: TrainConfig, step
     """
     progress = step / config.steps
     length = config.schedule.length_at(progress)
-    batch = random_windows(train_ids, config.schedule.batch_size_at(progress, config.tokens_per_batch), length,
-                           generator)
+    batch_size = config.schedule.batch_size_at(progress, config.tokens_per_batch)
+    if config.whole_word:  # the same random windows of the ids and of their word ids
+        _check_word_ids_for(train_ids, word_ids, True, "training")
+        if len(train_ids) < length:
+            raise ValueError(f"The text has {len(train_ids)} tokens, fewer than one window of {length}.")
+        starts = torch.randint(0, len(train_ids) - length + 1, (batch_size,), generator=generator)
+        batch, words = _windows_of(train_ids, word_ids, starts, length)
+    else:
+        batch, words = random_windows(train_ids, batch_size, length, generator), None
     while True:
-        inputs, labels = mask_tokens(batch, tokenizer, config.masking, generator=generator)
+        inputs, labels = mask_batch(batch, words, tokenizer, config.masking, generator, config.whole_word)
         if (labels != IGNORE_INDEX).any():
             return inputs, labels
 
@@ -242,8 +336,12 @@ def _stop_between_steps(active: bool):
 
 def train(model: BertForMLM, tokenizer, train_ids: torch.Tensor, val_ids: torch.Tensor,
           config: TrainConfig, *, callback=None, checkpoint_path=None, resume_from=None, stop_at: int | None = None,
-          progress: bool = True) -> dict:
+          progress: bool = True, train_word_ids: torch.Tensor | None = None,
+          val_word_ids: torch.Tensor | None = None) -> dict:
     """Train `model` on random windows of `train_ids`; return the history (lists, ready to plot).
+
+    With `config.whole_word`, whole words are masked (in training and in the evaluations), which needs each
+    text's word ids: `ids, word_ids = tokenizer.encode(text, return_word_ids=True)`.
 
     `callback(history)` runs after each evaluation (for live plots). `checkpoint_path` saves everything
     needed to continue at every evaluation, at the end, and when the run is interrupted (Ctrl-C ends it
@@ -252,6 +350,8 @@ def train(model: BertForMLM, tokenizer, train_ids: torch.Tensor, val_ids: torch.
     """
     from tqdm.auto import tqdm
 
+    _check_word_ids_for(train_ids, train_word_ids, config.whole_word, "training")
+    _check_word_ids_for(val_ids, val_word_ids, config.whole_word, "held-out")
     optimizer = make_optimizer(model, config)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, config.warmup_steps, config.steps))
     generator = torch.Generator().manual_seed(config.seed)
@@ -275,7 +375,7 @@ def train(model: BertForMLM, tokenizer, train_ids: torch.Tensor, val_ids: torch.
     t0 = time.perf_counter() - (history["seconds"][-1] if history["seconds"] else 0.0)
     with _stop_between_steps(checkpoint_path is not None) as interrupted:
         for step in bar:
-            inputs, labels = training_batch(train_ids, tokenizer, config, step, generator)
+            inputs, labels = training_batch(train_ids, tokenizer, config, step, generator, train_word_ids)
             loss, accuracy = train_step(model, optimizer, inputs.to(device), labels.to(device),
                                         grad_clip=config.grad_clip)
             scheduler.step()
@@ -286,7 +386,8 @@ def train(model: BertForMLM, tokenizer, train_ids: torch.Tensor, val_ids: torch.
                 history[key].append(value)
             if (step + 1) % config.eval_every == 0 or step + 1 == config.steps:
                 result = evaluate(model, tokenizer, val_ids, length=final_length, windows=config.eval_windows,
-                                  seed=config.eval_seed, masking=config.masking)
+                                  seed=config.eval_seed, masking=config.masking, word_ids=val_word_ids,
+                                  whole_word=config.whole_word)
                 for key, value in (("eval_step", step + 1), ("eval_tokens", tokens),
                                    ("eval_seconds", time.perf_counter() - t0), ("val_loss", result["loss"]),
                                    ("val_accuracy", result["accuracy"])):
