@@ -47,3 +47,43 @@ def test_shipped_checkpoint_fills_in_blanks(tokenizer, split_ids):
     text = "To be, or not to be, that is the question:"
     guess = predict_masked(checkpoint.model, tokenizer, text, [text.index("question") + 1], k=3)[0]
     assert guess.candidates[0][0] == "u"
+
+
+@pytest.mark.slow
+def test_whole_word_experiment_smoke(tmp_path, capsys):
+    from mlm_lib.experiments import whole_word
+
+    result = whole_word.main(["--preset", "smoke", "--out", str(tmp_path / "ww.json"), "--save-best",
+                              str(tmp_path / "best.pt")])
+    saved = json.loads((tmp_path / "ww.json").read_text())
+    assert [r["objective"] for r in saved["runs"]] == ["pieces", "whole words"]
+    assert saved["summary"] == whole_word.summary(saved["runs"]) == result["summary"]
+    assert saved["runs"][1]["config"]["whole_word"] and not saved["runs"][0]["config"]["whole_word"]
+    best = load_checkpoint(tmp_path / "best.pt")
+    assert best.tokenizer.vocab_size == best.model.config.vocab_size
+    assert "mates visible" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_shipped_wordpiece_model_and_results():
+    """The shipped whole-word results hold: re-evaluating the shipped model gives its logged figures."""
+    from mlm_lib.course.assets import load_json_results, reference_checkpoint
+    from mlm_lib.experiments import whole_word
+    from mlm_lib.wordpiece import prepare_wordpiece_data
+
+    results = load_json_results("whole_word")
+    assert results["command"].startswith("python -m mlm_lib.experiments.whole_word --preset full")
+    assert results["summary"] == whole_word.summary(results["runs"])
+    assert {(r["objective"], r["seed"]) for r in results["runs"]} == {(o, s) for o in whole_word.OBJECTIVES for s in (0, 1)}
+    checkpoint = reference_checkpoint("shakespeare-wordpiece")
+    tokenizer, _, val = prepare_wordpiece_data(None, results["settings"]["vocab_size"])
+    assert checkpoint.tokenizer == tokenizer  # the command's tokenizer, rebuilt from the corpus
+    state = checkpoint.train_state
+    final = whole_word.final_evaluation(checkpoint.model, tokenizer, val, length=results["settings"]["length"],
+                                        windows=results["settings"]["final_windows"])
+    assert abs(final["words_masked"]["word_accuracy"] - state["final"]["words_masked"]["word_accuracy"]) < 1e-3
+    logged = next(r for r in results["runs"] if (r["objective"], r["seed"]) == (state["objective"], state["seed"]))
+    assert logged["final"]["words_masked"]["word_accuracy"] == state["final"]["words_masked"]["word_accuracy"]
+    best = max(results["runs"], key=lambda r: r["final"]["words_masked"]["word_accuracy"])
+    assert (best["objective"], best["seed"]) == (state["objective"], state["seed"])
+    assert final["word_mates"]["mates_visible"] > final["word_mates"]["mates_masked"]

@@ -44,6 +44,14 @@ def load_results(name: str = "curriculum-full") -> dict:
     return result
 
 
+def load_json_results(name: str) -> dict:
+    """Shipped experiment results as the command wrote them (`results/NAME.json`, e.g. "whole_word")."""
+    path = _HERE / "results" / f"{name}.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"No shipped results {name!r} in {_HERE / 'results'}.")
+    return json.loads(path.read_text())
+
+
 def load_model(path=None) -> Checkpoint:
     """The model a notebook explores: the shipped one when `path` is None, else a `model.pt` written by
     `python -m mlm_lib.experiments.pretrain` (for a model of your own corpus)."""
