@@ -19,6 +19,9 @@ SMALL = {
                     "n_heads": 2, "d_ff": 64, "eval_every": 20, "hand_steps": 10},
     "06_predictions": {"seed": 1, "k": 3, "rate": 0.3, "n_windows": 100, "passage": "Friends, Romans, countrymen"},
     "07_curriculum": {"seed": 1, "steps": 40, "tokens_per_batch": 512, "long": 32, "eval_every": 20},
+    "08_wordpiece": {"seed": 1, "vocab_size": 1000, "sweep_sizes": [300, 1000]},
+    "09_whole_word_masking": {"seed": 1, "n_check_tokens": 200_000, "fallback_steps": 20,
+                              "passage": "Friends, Romans, countrymen, lend me your ears;"},
 }
 
 # Another language and script, for the "bring your own corpus" runs: a short Korean text written for the
@@ -36,6 +39,7 @@ KOREAN = {
     "02_masking": {"passage": "가려진 글자를 맞히려면 앞뒤의 글자를 함께 보아야 한다."},
     "03_attention": {"sentence": "처음에는 자주 나오는 글자만 고른다."},
     "06_predictions": {"passage": "책을 천천히 읽는 사람은 모르는 낱말을 만나도"},
+    "09_whole_word_masking": {"passage": "가려진 글자를 맞히려면 앞뒤의 글자를 함께 보아야 한다."},
 }
 
 

@@ -41,6 +41,32 @@ def test_attention_view_and_widget(small_tokenizer):
     widget.children[0].children[1].value = 1
 
 
+def _best(splits, counts, score):
+    from collections import Counter
+    pairs, units = Counter(), Counter()
+    for w, sp in splits.items():
+        for u in sp:
+            units[u] += counts[w]
+        for a, b in zip(sp, sp[1:]):
+            pairs[a, b] += counts[w]
+    return max(sorted(pairs), key=lambda p: pairs[p] / (units[p[0]] * units[p[1]]) if score else pairs[p])
+
+
+def _greedy(word, vocab, longest):
+    pieces, start = [], 0
+    while start < len(word):
+        ends = range(len(word), start, -1) if longest else range(start + 1, len(word) + 1)
+        for end in ends:
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if piece in vocab:
+                pieces.append(piece)
+                start = end
+                break
+        else:
+            return ["[UNK]"]
+    return pieces
+
+
 def blank(*args):
     raise NotImplementedError("Exercise: write your answer here")
 
@@ -87,6 +113,14 @@ RIGHT_AND_WRONG = [
      lambda p, s, lo, u, m: lo if p >= u else int(s + (lo - s) * p / u), "multiple"),
     (checks.check_first_reaching, lambda ts, ls, t: next((a for a, b in zip(ts, ls) if b <= t), None),
      lambda ts, ls, t: next((a for a, b in zip(ts, ls) if b <= t), 0), "None"),
+    (checks.check_best_pair, lambda sp, wc: _best(sp, wc, score=True), lambda sp, wc: _best(sp, wc, score=False),
+     "BPE's rule"),
+    (checks.check_encode_word, lambda w, v: _greedy(w, v, longest=True), lambda w, v: _greedy(w, v, longest=False),
+     "longest"),
+    (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[w.clamp(min=0)] < p), lambda w, d, p: d[w] < p,
+     "special token"),
+    (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float((n.double() ** 2).sum())) / float(n.sum()),
+     lambda n, p: math.sqrt(p * (1 - p) / float(n.sum())), "binomial"),
 ]
 
 
@@ -253,3 +287,33 @@ def test_checks_accept_the_right_answer_to_the_reworded_exercise(capsys):
     # as "random" (the wording says so), so the plain split is the right answer
     checks.check_expected_counts(lambda n, s, m, r: (n * s * m, n * s * r, n * s * (1 - m - r)))
     assert "✓ Correct" in capsys.readouterr().out
+
+
+def test_wordpiece_views_and_widgets():
+    """The masking and prediction explorers take a WordPiece tokenizer: pieces word by word, whole words."""
+    from mlm_lib.course.widgets import prediction_widget, wordpiece_prediction_view
+    from mlm_lib.data import load_corpus
+    from mlm_lib.wordpiece import WordPieceTokenizer
+
+    tok = WordPieceTokenizer.train(load_corpus()[:300_000], 600, rule="frequency")
+    text = "To be, or not to be, that is the question: whether 'tis nobler in the mind to suffer"
+    html, counts = masking_view(text, tok, select_prob=0.4, seed=1, whole_words=True)
+    assert sum(counts.values()) == len(tok.tokenize(text)) and "whole" in html and "##" in html
+    assert masking_view(text, tok, seed=1, whole_words=True) != masking_view(text, tok, seed=1, whole_words=False)
+    with pytest.raises(ValueError, match="cannot spell"):
+        masking_view("naïve 🙂", tok)
+    model = BertForMLM(BertConfig(vocab_size=tok.vocab_size, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_len=48))
+    html, fig, predictions = wordpiece_prediction_view(model, tok, text, rate=0.3, seed=2, focus=1)
+    ids, words = tok.encode(text, return_word_ids=True)
+    blanks = {p.position for p in predictions}
+    assert all({i for i in range(len(ids)) if words[i] == words[p]} <= blanks for p in blanks)  # whole words
+    with pytest.raises(ValueError, match="reads at most 48"):
+        wordpiece_prediction_view(model, tok, text * 3)
+    with pytest.raises(ValueError, match="between 0 and"):
+        wordpiece_prediction_view(model, tok, text, focus=99)
+    widget = masking_widget(tok, text, whole_words=True)
+    widget.children[3].value = False  # the whole-words box
+    widget.children[0].value = "naïve 🙂"  # a message, not a traceback
+    explorer = prediction_widget(model, tok, text)
+    explorer.children[0].value = text * 3  # too long: a message
+    explorer.children[2].children[0].value = False

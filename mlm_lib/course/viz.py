@@ -287,3 +287,36 @@ def figure_png(fig) -> bytes:
     fig.savefig(buffer, format="png")
     plt.close(fig)
     return buffer.getvalue()
+
+
+def pieces_html(pieces_in: list[str], pieces_out: list[str], outcome, word_ids, title: str = "",
+                guesses: dict[int, tuple[str, bool]] | None = None) -> str:
+    """Word pieces as BERT reads them (notebooks 08, 09): each word framed, its pieces shown with their `##`,
+    selected pieces coloured by outcome (hover for the original). `guesses` (position -> (guess, right))
+    adds a model's guess under a piece, green when right, red when wrong."""
+    words, current, last = [], [], None
+    for i, (orig, shown, code, w) in enumerate(zip(pieces_in, pieces_out, [int(c) for c in outcome],
+                                                    [int(x) for x in word_ids])):
+        if current and (w != last or w < 0):
+            words.append(current)
+            current = []
+        last = w
+        colour = OUTCOME_COLOURS[code]
+        label = html.escape(shown)
+        if colour is not None:
+            tip = html.escape(f"{OUTCOME_NAMES[code]}: was {orig!r}")
+            label = f'<span title="{tip}" style="background:{colour};border-radius:3px;padding:0 2px">{label}</span>'
+        if guesses and i in guesses:
+            guess, right = guesses[i]
+            label += (f'<sub style="color:{"#2a9d8f" if right else "#b00020"};font-weight:bold">'
+                      f'{html.escape(guess)}</sub>')
+        current.append(label)
+    if current:
+        words.append(current)
+    boxes = "".join(f'<span style="display:inline-block;border:1px solid #bbb;border-radius:4px;padding:1px 3px;'
+                    f'margin:2px">{"&thinsp;".join(w)}</span>' for w in words)
+    legend = " ".join(f'<span style="background:{c};padding:0 4px;border-radius:3px">{OUTCOME_NAMES[k]}</span>'
+                      for k, c in OUTCOME_COLOURS.items() if c) + " &nbsp;(a frame = one word; hover for the original)"
+    head = f"<b>{html.escape(title)}</b><br>" if title else ""
+    return (f'<div style="font-family:monospace;line-height:1.9">{head}{boxes}'
+            f'<div style="margin-top:4px;font-size:90%">{legend}</div></div>')

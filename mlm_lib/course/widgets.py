@@ -13,10 +13,11 @@ from contextlib import contextmanager
 import torch
 
 from ..curriculum import LengthSchedule
-from ..masking import OUTCOME_NAMES, mask_tokens
-from ..predict import masked_positions, predict_masked
-from .viz import (_show_char, attention_html, figure_png, masked_text_html, plot_attention, plot_curves,
-                  plot_topk, predictions_html, schedule_colour)
+from ..masking import NOT_SELECTED, OUTCOME_NAMES, mask_tokens, mask_whole_words
+from ..predict import Prediction, masked_positions, predict_masked
+from ..wordpiece import WordPieceTokenizer
+from .viz import (_show_char, attention_html, figure_png, masked_text_html, pieces_html, plot_attention,
+                  plot_curves, plot_topk, predictions_html, schedule_colour)
 
 
 def _error_html(message: str) -> str:
@@ -63,6 +64,13 @@ class _Once:
 
 def _known(text: str, tokenizer) -> None:
     """The tokenizer would quietly turn unknown characters into [UNK]; a learner should be told instead."""
+    if isinstance(tokenizer, WordPieceTokenizer):
+        unknown = [w for w in dict.fromkeys(tokenizer._words(text)) if tokenizer.word_pieces_of(w) is None]
+        if unknown:
+            shown = [repr(u if len(u) <= 24 else u[:20] + "...") for u in unknown[:5]]
+            raise ValueError(f"The vocabulary cannot spell {', '.join(shown)}: BERT would read "
+                             "[UNK] there (a character it never saw, or a word over 100 characters). Change them.")
+        return
     unknown = sorted({c for c in text if c not in tokenizer.tokens})
     if unknown:
         ordinary = tokenizer.vocab_size - len(tokenizer.special_ids)
@@ -73,11 +81,14 @@ def _known(text: str, tokenizer) -> None:
 # ---- 02 masking ---------------------------------------------------------------------------------------
 
 def masking_view(text: str, tokenizer, select_prob: float = 0.15, mask_prob: float = 0.8,
-                 random_prob: float = 0.1, seed: int = 0) -> tuple[str, dict[str, int]]:
-    """Mask `text` with BERT's rule; return (coloured HTML, counts per outcome)."""
-    if not text:
+                 random_prob: float = 0.1, seed: int = 0, whole_words: bool = False) -> tuple[str, dict[str, int]]:
+    """Mask `text` with BERT's rule; return (coloured HTML, counts per outcome). With a WordPiece tokenizer
+    the pieces are shown word by word, and `whole_words=True` masks whole words (notebook 09)."""
+    if not text or not text.strip():
         raise ValueError("Type some text to mask.")
     _known(text, tokenizer)
+    if isinstance(tokenizer, WordPieceTokenizer):
+        return _wordpiece_masking_view(text, tokenizer, select_prob, mask_prob, random_prob, seed, whole_words)
     ids = tokenizer.encode(text)
     inputs, _, outcome = mask_tokens(ids, tokenizer, select_prob=select_prob, mask_prob=mask_prob,
                                      random_prob=random_prob, generator=torch.Generator().manual_seed(seed),
@@ -90,8 +101,30 @@ def masking_view(text: str, tokenizer, select_prob: float = 0.15, mask_prob: flo
     return masked_text_html(list(text), shown, outcome, title=summary), counts
 
 
-def masking_widget(tokenizer, text: str, seed: int = 0):
-    """Sliders for the three probabilities and the seed, a text box, and the masked text, coloured."""
+def _wordpiece_masking_view(text, tokenizer, select_prob, mask_prob, random_prob, seed, whole_words):
+    ids, word_ids = tokenizer.encode(text, return_word_ids=True)
+    g = torch.Generator().manual_seed(seed)
+    if whole_words:
+        inputs, _, outcome = mask_whole_words(ids, word_ids, tokenizer, select_prob=select_prob, mask_prob=mask_prob,
+                                              random_prob=random_prob, generator=g, return_outcome=True)
+    else:
+        inputs, _, outcome = mask_tokens(ids, tokenizer, select_prob=select_prob, mask_prob=mask_prob,
+                                         random_prob=random_prob, generator=g, return_outcome=True)
+    counts = {name: int((outcome == code).sum()) for code, name in OUTCOME_NAMES.items()}
+    selected = outcome != NOT_SELECTED
+    words = int(word_ids.max()) + 1 if (word_ids >= 0).any() else 0
+    touched = len(set(word_ids[selected].tolist()))
+    whole = sum(bool(selected[word_ids == w].all()) for w in set(word_ids[selected].tolist()))
+    summary = (f"{len(ids)} pieces in {words} words; {int(selected.sum())} pieces selected "
+               f"({int(selected.sum()) / len(ids):.0%}) in {touched} words, {whole} of them whole: " +
+               ", ".join(f"{v} {k}" for k, v in counts.items() if k != "not selected"))
+    return pieces_html([tokenizer.tokens[i] for i in ids.tolist()], [tokenizer.tokens[i] for i in inputs.tolist()],
+                       outcome, word_ids, title=summary), counts
+
+
+def masking_widget(tokenizer, text: str, seed: int = 0, whole_words: bool = False):
+    """Sliders for the three probabilities and the seed, a text box, and the masked text, coloured.
+    With a WordPiece tokenizer, pieces are shown word by word and a box switches whole-word masking."""
     import ipywidgets as w
     from IPython.display import HTML, display
 
@@ -100,6 +133,8 @@ def masking_widget(tokenizer, text: str, seed: int = 0):
     mask = w.FloatSlider(value=0.8, min=0, max=1, step=0.05, description="[MASK]")
     rand = w.FloatSlider(value=0.1, min=0, max=1, step=0.05, description="random")
     seed_box = w.IntSlider(value=seed, min=0, max=50, description="seed")
+    wordpiece = isinstance(tokenizer, WordPieceTokenizer)
+    whole = w.Checkbox(value=whole_words, description="whole words", indent=False)
     out = w.Output()
     guard = _Once()
 
@@ -116,15 +151,16 @@ def masking_widget(tokenizer, text: str, seed: int = 0):
                 out.clear_output(wait=True)
                 try:
                     shown, _counts = masking_view(box.value, tokenizer, select.value, mask.value, rand.value,
-                                                  seed_box.value)
+                                                  seed_box.value, whole.value)
                 except ValueError as err:  # empty text, characters outside the vocabulary: say so
                     shown = _error_html(str(err))
                 display(HTML(shown))
 
-    for control in (box, select, mask, rand, seed_box):
+    for control in (box, select, mask, rand, seed_box, whole):
         control.observe(update, names="value")
     update()
-    return _placeholder(w.VBox([box, w.HBox([select, mask]), w.HBox([rand, seed_box]), out]), "masking explorer")
+    rows = [box, w.HBox([select, mask]), w.HBox([rand, seed_box])] + ([whole] if wordpiece else []) + [out]
+    return _placeholder(w.VBox(rows), "masking explorer")
 
 
 # ---- 03 attention -------------------------------------------------------------------------------------
@@ -248,7 +284,10 @@ def prediction_view(model, tokenizer, text: str, positions=None, *, rate: float 
 
 def prediction_widget(model, tokenizer, text: str, seed: int = 0):
     """The masked-prediction explorer: type text, mask at random (rate, seed) or at chosen positions,
-    pick a blank, and see the guesses, the top-k bar chart and the blank's attention."""
+    pick a blank, and see the guesses, the top-k bar chart and the blank's attention. A WordPiece model
+    gets its own explorer: pieces word by word, whole words masked or not (notebook 09)."""
+    if isinstance(tokenizer, WordPieceTokenizer):
+        return _wordpiece_prediction_widget(model, tokenizer, text, seed)
     import ipywidgets as w
     from IPython.display import HTML, Image, display
 
@@ -290,6 +329,93 @@ def prediction_widget(model, tokenizer, text: str, seed: int = 0):
         control.observe(update, names="value")
     update()
     return _placeholder(w.VBox([box, w.HBox([rate, seed_box]), w.HBox([chosen, focus]), top_k, out]),
+                        "masked-prediction explorer")
+
+
+@torch.no_grad()
+def wordpiece_prediction_view(model, tokenizer, text: str, *, rate: float = 0.15, seed: int = 0, k: int = 5,
+                              focus: int = 0, whole_words: bool = True):
+    """The prediction explorer for a WordPiece model (notebook 09): mask whole words (or single pieces) at
+    `rate` with `seed`, all shown as [MASK], and let the model fill them in. Returns (HTML: the pieces, word by
+    word, each blank with the model's first guess; a Figure: blank `focus`'s top-k; the `Prediction`s)."""
+    if not text or not text.strip():
+        raise ValueError("Type some text for the model to read.")
+    _known(text, tokenizer)
+    ids, word_ids = tokenizer.encode(text, return_word_ids=True)
+    if len(ids) > model.config.max_len:
+        raise ValueError(f"The text is {len(ids)} pieces long; this model reads at most {model.config.max_len}. "
+                         "Shorten it.")
+    g = torch.Generator().manual_seed(seed)
+    mask = mask_whole_words if whole_words else (lambda i, _w, t, **kw: mask_tokens(i, t, **kw))
+    _, _, outcome = mask(ids, word_ids, tokenizer, select_prob=rate, mask_prob=1.0, random_prob=0.0,
+                         generator=g, return_outcome=True)
+    chosen = outcome != NOT_SELECTED
+    if not chosen.any():  # nothing drawn in a short text: take one word (or piece) so there is a blank
+        pick = int(torch.randint(len(ids), (1,), generator=g))
+        chosen = (word_ids == word_ids[pick]) if whole_words and word_ids[pick] >= 0 else \
+            (torch.arange(len(ids)) == pick)
+    positions = chosen.nonzero().flatten().tolist()
+    if not 0 <= focus < len(positions):
+        raise ValueError(f"There {'is' if len(positions) == 1 else 'are'} {_plural(len(positions), 'blank')}: "
+                         f"the blank to inspect must be between 0 and {len(positions) - 1}.")
+    inputs = ids.clone()
+    inputs[chosen] = tokenizer.mask_id
+    model.eval()
+    probs = model.logits_at(inputs[None], chosen[None]).softmax(-1)
+    probs[:, tokenizer.special_ids] = 0.0
+    top = probs.topk(min(k, probs.size(-1)), dim=-1)
+    pieces = [tokenizer.tokens[i] for i in ids.tolist()]
+    predictions = [Prediction(p, pieces[p], [(tokenizer.tokens[i], float(v)) for v, i in zip(vals, idx)])
+                   for p, vals, idx in zip(positions, top.values.tolist(), top.indices.tolist())]
+    right = sum(p.correct for p in predictions)
+    outcome = torch.where(chosen, torch.ones_like(ids), torch.zeros_like(ids))  # all shown as [MASK]
+    html_text = pieces_html(pieces, [tokenizer.tokens[i] for i in inputs.tolist()], outcome, word_ids,
+                            title=f"{_plural(len(positions), 'blank')}, {right} filled in right "
+                                  f"({right / len(positions):.0%}); the model's first guess is under each blank",
+                            guesses={p.position: (p.candidates[0][0], p.correct) for p in predictions})
+    p = predictions[focus]
+    fig = plot_topk(p.candidates, title=f"blank {focus}: was {p.original!r}")
+    return html_text, fig, predictions
+
+
+def _wordpiece_prediction_widget(model, tokenizer, text: str, seed: int = 0):
+    import ipywidgets as w
+    from IPython.display import HTML, Image, display
+
+    box = w.Textarea(value=text, layout=w.Layout(width="100%", height="70px"), description="text")
+    rate = w.FloatSlider(value=0.15, min=0.05, max=0.5, step=0.05, description="mask rate")
+    seed_box = w.IntSlider(value=seed, min=0, max=50, description="seed")
+    whole = w.Checkbox(value=True, description="whole words", indent=False)
+    focus = w.IntSlider(value=0, min=0, max=0, description="blank")
+    top_k = w.IntSlider(value=5, min=1, max=10, description="top k")
+    out = w.Output()
+    guard = _Once()
+
+    def update(_=None):
+        with guard() as first:
+            if not first:
+                return
+            with out:
+                out.clear_output(wait=True)
+                try:
+                    html_text, fig, predictions = wordpiece_prediction_view(
+                        model, tokenizer, box.value, rate=rate.value, seed=seed_box.value, k=top_k.value,
+                        focus=0, whole_words=whole.value)
+                    focus.max = len(predictions) - 1  # follows the blanks before drawing the focused one
+                    if focus.value:
+                        html_text, fig, _ = wordpiece_prediction_view(
+                            model, tokenizer, box.value, rate=rate.value, seed=seed_box.value, k=top_k.value,
+                            focus=focus.value, whole_words=whole.value)
+                except ValueError as err:
+                    display(HTML(_error_html(str(err))))
+                    return
+                display(HTML(html_text))
+                display(Image(figure_png(fig)))
+
+    for control in (box, rate, seed_box, whole, focus, top_k):
+        control.observe(update, names="value")
+    update()
+    return _placeholder(w.VBox([box, w.HBox([rate, seed_box]), w.HBox([whole, focus]), top_k, out]),
                         "masked-prediction explorer")
 
 

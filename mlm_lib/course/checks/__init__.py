@@ -14,6 +14,8 @@ from .nb04_encoder import check_count_parameters, check_embed
 from .nb05_training import check_masked_loss, check_lr_at
 from .nb06_predictions import check_top_k, check_mask_positions
 from .nb07_curriculum import check_linear_length, check_first_reaching
+from .nb08_wordpiece import check_best_pair, check_encode_word
+from .nb09_whole_word_masking import check_select_whole_words, check_share_std
 
 __all__ = [
     "ExerciseError",
@@ -33,4 +35,8 @@ __all__ = [
     "check_mask_positions",
     "check_linear_length",
     "check_first_reaching",
+    "check_best_pair",
+    "check_encode_word",
+    "check_select_whole_words",
+    "check_share_std",
 ]
