@@ -16,7 +16,9 @@ Training builds the vocabulary: start from single characters (`a`, `##a`, ...) a
 adjacent pair with the highest *WordPiece score* `freq(pair) / (freq(first) * freq(second))`, which prefers
 pairs whose parts rarely occur apart, where BPE merges the most frequent pair. Hugging Face's
 `WordPieceTrainer` uses BPE's frequency rule with `##` prefixes: `rule="frequency"` calls it, so the two can
-be compared on the same text.
+be compared on the same text. (Hugging Face's trainer breaks ties in a hash map's order, so two of its
+trainings can differ in a few rare pieces: a model must keep the vocabulary it was trained with, as
+checkpoints here do.)
 """
 from __future__ import annotations
 
@@ -273,7 +275,13 @@ class WordPieceTokenizer:
                                             special_tokens=list(SPECIAL_TOKENS), show_progress=False)
         tok.train_from_iterator(texts, trainer)
         vocab = tok.get_vocab()
-        return cls(sorted(vocab, key=vocab.get), lowercase=lowercase)
+        # Its ids for `##` pieces, and its choice between pairs of equal count, follow a hash map's order,
+        # which changes from run to run (huggingface/tokenizers#1794): a few pieces at the end of the
+        # vocabulary may differ between two trainings on the same text. Sort what can be sorted (single
+        # characters), keep the merges in the order made, and save the vocabulary you train with.
+        merged = [t for t in sorted(vocab, key=vocab.get) if t not in SPECIAL_TOKENS and len(t.removeprefix(PREFIX)) > 1]
+        single = sorted(t for t in vocab if t not in SPECIAL_TOKENS and len(t.removeprefix(PREFIX)) <= 1)
+        return cls(list(SPECIAL_TOKENS) + single + merged, lowercase=lowercase)
 
     # ---- the vocabulary ------------------------------------------------------------------------------
     @property

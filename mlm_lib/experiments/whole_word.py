@@ -137,7 +137,7 @@ def main(argv=None) -> dict:
             parser.error(f"--resume: {out} was made with other settings; write to another --out")
         result["runs"], earlier = previous["runs"], previous.get("wall_seconds", 0.0)
         result["summary"] = summary(result["runs"])
-        result["command"] = previous["command"] + " ; then with --resume"
+        result["command"] = previous["command"] + " ; then " + result["command"]
         best = max((r["final"]["words_masked"]["word_accuracy"] for r in result["runs"]), default=None)
     for seed in seeds:  # both objectives of a seed one after the other: partial results already compare
         for objective in OBJECTIVES:
