@@ -100,6 +100,16 @@ def check_ids(ids, vocab_size: int | None = None, what: str = "ids") -> None:
                          "tokenizer?")
 
 
+def _outcome_codes(selected: torch.Tensor, masking: MaskingConfig, generator) -> torch.Tensor:
+    """The second draw: each selected position falls into [MASK], random or unchanged by one uniform number."""
+    which = torch.rand(selected.shape, generator=generator)
+    outcome = torch.full(selected.shape, UNCHANGED, dtype=torch.long)
+    outcome[which < masking.mask_prob + masking.random_prob] = RANDOM
+    outcome[which < masking.mask_prob] = MASKED
+    outcome[~selected] = NOT_SELECTED
+    return outcome
+
+
 def mask_outcomes(ids: torch.Tensor, special_ids, masking: MaskingConfig = BERT_MASKING, *,
                   generator: torch.Generator | None = None) -> torch.Tensor:
     """Decide, for every position, NOT_SELECTED / MASKED / RANDOM / UNCHANGED (a tensor of codes).
@@ -109,12 +119,7 @@ def mask_outcomes(ids: torch.Tensor, special_ids, masking: MaskingConfig = BERT_
     """
     selectable = ~torch.isin(ids, torch.as_tensor(list(special_ids), dtype=ids.dtype))
     selected = (torch.rand(ids.shape, generator=generator) < masking.select_prob) & selectable
-    which = torch.rand(ids.shape, generator=generator)
-    outcome = torch.full_like(ids, UNCHANGED)
-    outcome[which < masking.mask_prob + masking.random_prob] = RANDOM
-    outcome[which < masking.mask_prob] = MASKED
-    outcome[~selected] = NOT_SELECTED
-    return outcome
+    return _outcome_codes(selected, masking, generator)
 
 
 def apply_outcomes(ids: torch.Tensor, outcome: torch.Tensor, tokenizer, generator: torch.Generator | None = None,
@@ -161,6 +166,12 @@ def word_starts(word_ids: torch.Tensor) -> torch.Tensor:
     return start
 
 
+def first_piece(word_ids: torch.Tensor) -> torch.Tensor:
+    """For every position, the position of its word's first piece (along the last dimension)."""
+    position = torch.arange(word_ids.size(-1)).expand_as(word_ids)
+    return torch.cummax(torch.where(word_starts(word_ids), position, torch.zeros_like(position)), dim=-1).values
+
+
 def whole_word_outcomes(ids: torch.Tensor, word_ids: torch.Tensor, special_ids,
                         masking: MaskingConfig = BERT_MASKING, *,
                         generator: torch.Generator | None = None) -> torch.Tensor:
@@ -172,17 +183,9 @@ def whole_word_outcomes(ids: torch.Tensor, word_ids: torch.Tensor, special_ids,
     selected as a whole, and the expected share of selected pieces is still select_prob.
     """
     draw = torch.rand(ids.shape, generator=generator)
-    start = word_starts(word_ids)
-    position = torch.arange(ids.size(-1)).expand_as(ids)
-    first = torch.cummax(torch.where(start, position, torch.zeros_like(position)), dim=-1).values
     selectable = (word_ids >= 0) & ~torch.isin(ids, torch.as_tensor(list(special_ids), dtype=ids.dtype))
-    selected = (draw.gather(-1, first) < masking.select_prob) & selectable
-    which = torch.rand(ids.shape, generator=generator)
-    outcome = torch.full_like(ids, UNCHANGED)
-    outcome[which < masking.mask_prob + masking.random_prob] = RANDOM
-    outcome[which < masking.mask_prob] = MASKED
-    outcome[~selected] = NOT_SELECTED
-    return outcome
+    selected = (draw.gather(-1, first_piece(word_ids)) < masking.select_prob) & selectable
+    return _outcome_codes(selected, masking, generator)
 
 
 def check_word_ids(ids: torch.Tensor, word_ids) -> None:

@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from .checkpoints import load_checkpoint, save_checkpoint
 from .curriculum import LengthSchedule
 from .data import random_windows
-from .masking import BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MaskingConfig, mask_tokens, mask_whole_words, word_starts
+from .masking import BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MaskingConfig, first_piece, mask_tokens, mask_whole_words
 from .model import BertForMLM
 
 
@@ -172,10 +172,7 @@ def _predict(model, inputs, labels, batch_size):
 
 def _word_keys(words: torch.Tensor) -> torch.Tensor:
     """One number per (window, word) for every position of a (windows, length) batch of word ids."""
-    length = words.size(-1)
-    position = torch.arange(length).expand_as(words)
-    first = torch.cummax(torch.where(word_starts(words), position, torch.zeros_like(position)), -1).values
-    return torch.arange(len(words))[:, None] * length + first
+    return torch.arange(len(words))[:, None] * words.size(-1) + first_piece(words)
 
 
 @torch.no_grad()
@@ -190,11 +187,7 @@ def evaluate(model, tokenizer, ids: torch.Tensor, *, length: int, windows: int =
     _check_word_ids_for(ids, word_ids, whole_word, "held-out")
     was_training = model.training
     model.eval()
-    _whole("eval_windows", windows, 1)
-    if len(ids) < length:
-        raise ValueError(f"The held-out text has {len(ids)} tokens, fewer than one window of {length}.")
-    batch, words = _windows_of(ids, word_ids if whole_word else None, torch.linspace(0, len(ids) - length, windows).long(),
-                               length)
+    batch, words = _windows_of(ids, word_ids if whole_word else None, _eval_starts(ids, length, windows), length)
     inputs, labels = mask_batch(batch, words, tokenizer, masking, torch.Generator().manual_seed(seed), whole_word)
     if not (labels != IGNORE_INDEX).any():
         raise ValueError(f"No held-out position was selected (select_prob={masking.select_prob}, {windows} windows "
@@ -224,8 +217,7 @@ def word_mates_accuracy(model, tokenizer, ids: torch.Tensor, word_ids: torch.Ten
     _check_word_ids_for(ids, word_ids, True, "held-out")
     was_training = model.training
     model.eval()
-    starts = torch.linspace(0, len(ids) - length, windows).long()
-    batch, words = _windows_of(ids, word_ids, starts, length)
+    batch, words = _windows_of(ids, word_ids, _eval_starts(ids, length, windows), length)
     keys = _word_keys(words)
     size = torch.bincount(keys.flatten(), minlength=keys.numel())[keys]  # pieces in each position's word
     result = {}
@@ -241,13 +233,16 @@ def word_mates_accuracy(model, tokenizer, ids: torch.Tensor, word_ids: torch.Ten
     return result
 
 
-def eval_windows(ids: torch.Tensor, length: int, count: int) -> torch.Tensor:
-    """`count` windows spread evenly over the held-out ids: the same text at every evaluation."""
+def _eval_starts(ids: torch.Tensor, length: int, count: int) -> torch.Tensor:
     _whole("eval_windows", count, 1)
     if len(ids) < length:
         raise ValueError(f"The held-out text has {len(ids)} tokens, fewer than one window of {length}.")
-    starts = torch.linspace(0, len(ids) - length, count).long()
-    return ids[starts[:, None] + torch.arange(length)]
+    return torch.linspace(0, len(ids) - length, count).long()
+
+
+def eval_windows(ids: torch.Tensor, length: int, count: int) -> torch.Tensor:
+    """`count` windows spread evenly over the held-out ids: the same text at every evaluation."""
+    return _windows_of(ids, None, _eval_starts(ids, length, count), length)[0]
 
 
 def training_batch(train_ids: torch.Tensor, tokenizer, config: TrainConfig, step: int,
