@@ -5,9 +5,10 @@ Concepts (what a learner builds, in the order of the notebooks; none imports `co
     -> model (BERT; 04) -> training (loss, step, loop; 05) and checkpoints (05) -> predict (06)
     -> curriculum (sequence-length schedules; 07); baselines (what a model must beat; 01, 05, 06);
     dropout (a faster CPU dropout the model uses); wordpiece (BERT's sub-word tokenizer; 08), whose word ids
-    whole-word masking uses (masking; 09).
+    whole-word masking uses (masking; 09); pairs (sentence pairs, token types, next-sentence prediction; 10,
+    and RoBERTa's questions; 11) with BertForPreTraining (model).
 Course aids: `mlm_lib.course` (exercise checks, widgets, plots, student copies, shipped assets).
-Commands: `mlm_lib.experiments` (pretrain, curriculum, bench, whole_word).
+Commands: `mlm_lib.experiments` (pretrain, curriculum, bench, whole_word, roberta).
 
 The names below are the public API: `from mlm_lib import mask_tokens, BertForMLM, train`.
 """
@@ -21,7 +22,9 @@ from .data import (SPECIAL_TOKENS, VAL_FRACTION, CharTokenizer, load_corpus, pre
                    train_val_split)
 from .masking import (BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED,
                       MaskingConfig, mask_tokens, mask_whole_words)
-from .model import MODEL_SIZES, BertConfig, BertForMLM, from_hf, to_hf
+from .model import MODEL_SIZES, BertConfig, BertForMLM, BertForPreTraining, from_hf, to_hf
+from .pairs import (PairStream, evaluate_pairs, load_documents, pretraining_loss, sentence_pairs, split_documents,
+                    train_pairs)
 from .predict import Prediction, predict_masked
 from .training import (TrainConfig, evaluate, lr_factor, make_optimizer, masked_accuracy, mlm_loss, train,
                        train_step, training_batch, word_mates_accuracy)
@@ -36,7 +39,9 @@ __all__ = [
     "train_val_split",
     "BERT_MASKING", "EVAL_SEED", "IGNORE_INDEX", "MASKED", "NOT_SELECTED", "OUTCOME_NAMES", "RANDOM", "UNCHANGED",
     "MaskingConfig", "mask_tokens", "mask_whole_words",
-    "MODEL_SIZES", "BertConfig", "BertForMLM", "from_hf", "to_hf",
+    "MODEL_SIZES", "BertConfig", "BertForMLM", "BertForPreTraining", "from_hf", "to_hf",
+    "PairStream", "evaluate_pairs", "load_documents", "pretraining_loss", "sentence_pairs", "split_documents",
+    "train_pairs",
     "Prediction", "predict_masked",
     "TrainConfig", "evaluate", "lr_factor", "make_optimizer", "masked_accuracy", "mlm_loss", "train", "train_step",
     "training_batch", "word_mates_accuracy",

@@ -16,7 +16,7 @@ import torch
 
 from .data import CharTokenizer
 from .wordpiece import WordPieceTokenizer
-from .model import BertConfig, BertForMLM
+from .model import BertConfig, BertForMLM, BertForPreTraining
 
 CHECKPOINT_FORMAT = "mlm_lib-checkpoint-1"
 _TIED = "head.word_embedding.weight"  # the decoder *is* the word embedding: stored once
@@ -42,6 +42,7 @@ def atomic_save(obj, path) -> None:
         tmp.unlink(missing_ok=True)
 
 
+MODEL_CLASSES = {"BertForMLM": BertForMLM, "BertForPreTraining": BertForPreTraining}
 TOKENIZERS = {"CharTokenizer": CharTokenizer, "WordPieceTokenizer": WordPieceTokenizer}
 
 
@@ -59,7 +60,10 @@ def save_checkpoint(path, model: BertForMLM, tokenizer, optimizer=None, train_st
         raise ValueError(f"Tokenizer has {tokenizer.vocab_size} tokens but the model {model.config.vocab_size}: "
                          "they do not belong together.")
     weights = {k: v for k, v in model.state_dict().items() if k != _TIED}
-    payload = {"format": CHECKPOINT_FORMAT, "model_config": model.config.to_dict(), "tokenizer": tokenizer.to_dict(),
+    if type(model).__name__ not in MODEL_CLASSES:
+        raise TypeError(f"save_checkpoint saves the course's models ({', '.join(MODEL_CLASSES)}), got {type(model).__name__}.")
+    payload = {"format": CHECKPOINT_FORMAT, "model_class": type(model).__name__,
+               "model_config": model.config.to_dict(), "tokenizer": tokenizer.to_dict(),
                "model": weights, "optimizer": optimizer.state_dict() if optimizer is not None else None,
                "train_state": train_state}
     atomic_save(payload, path)
@@ -89,8 +93,14 @@ def load_checkpoint(path, *, model: BertForMLM | None = None, tokenizer=None) ->
                          f"yours has {tokenizer.vocab_size}; differing: {extra}). Use the tokenizer stored in the "
                          "checkpoint: load_checkpoint(path).tokenizer.")
     config = BertConfig(**payload["model_config"])
+    kind = MODEL_CLASSES.get(payload.get("model_class", "BertForMLM"))  # files from before pretraining heads: MLM
+    if kind is None:
+        raise ValueError(f"{path} holds a {payload.get('model_class')!r}, not one of {sorted(MODEL_CLASSES)}.")
     if model is None:
-        model = BertForMLM(config)
+        model = kind(config)
+    elif type(model) is not kind:
+        raise ValueError(f"{path} holds a {kind.__name__}, not a {type(model).__name__}: build the model from the "
+                         "checkpoint: load_checkpoint(path).model.")
     elif model.config.to_dict() != config.to_dict():
         diff = {k: (v, getattr(model.config, k)) for k, v in config.to_dict().items() if getattr(model.config, k) != v}
         raise ValueError(f"{path} holds a model with another configuration (checkpoint vs yours: {diff}). "

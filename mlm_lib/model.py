@@ -1,7 +1,8 @@
 """BERT for masked language modelling, small enough to train on a CPU.
 
 Taught in notebook 04 (encoder): embeddings in §1, the encoder layer in §2, the MLM head and the whole
-model in §3, the parity with Hugging Face in §5.
+model in §3, the parity with Hugging Face in §5. `BertForPreTraining` (the pooler and the next-sentence
+head beside the MLM head, BERT's two objectives) is taught in notebook 10.
 
 embeddings (word + position + token type, then LayerNorm)
   -> n_layers x [attention -> add & LayerNorm -> feed-forward (GELU) -> add & LayerNorm]   (post-LN)
@@ -213,6 +214,38 @@ class BertForMLM(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
 
+class BertForPreTraining(BertForMLM):
+    """BERT with both of its pretraining objectives: the MLM head, and next-sentence prediction (notebook 10).
+
+    The pooler turns the encoder's vector at `[CLS]` (position 0) into one vector for the whole input
+    (dense + tanh); the NSP head scores it as IsNext (0) or NotNext (1), Hugging Face's label order.
+    `forward` and `logits_at` still give the MLM logits, so every tool of notebooks 05-09 (evaluation,
+    predictions, widgets) takes this model as it is; `pretraining_logits` gives both objectives' logits from
+    one pass of the encoder.
+    """
+
+    def __init__(self, config: BertConfig):
+        super().__init__(config)
+        self.pooler = nn.Linear(config.d_model, config.d_model)
+        self.nsp_head = nn.Linear(config.d_model, 2)
+        for module in (self.pooler, self.nsp_head):
+            self._init_weights(module)
+
+    def pool(self, hidden: torch.Tensor) -> torch.Tensor:
+        """One vector per sequence: tanh(dense(the vector at [CLS]))."""
+        return torch.tanh(self.pooler(hidden[:, 0]))
+
+    def pretraining_logits(self, ids, attention_mask=None, token_type_ids=None, positions=None):
+        """(MLM logits, NSP logits): MLM at every position, or at `positions` only (a boolean tensor shaped
+        like `ids`, e.g. `labels != -100`), and NSP logits of shape (batch, 2)."""
+        if positions is not None and (not isinstance(positions, torch.Tensor) or positions.dtype != torch.bool
+                                      or positions.shape != ids.shape):
+            raise ValueError("positions must be a boolean tensor shaped like ids (e.g. labels != -100).")
+        hidden = self.encode(ids, attention_mask, token_type_ids)
+        mlm = self.head(hidden if positions is None else hidden[positions])
+        return mlm, self.nsp_head(self.pool(hidden))
+
+
 # ---- Hugging Face conversion -------------------------------------------------------------------------
 
 def hf_config(config: BertConfig):
@@ -230,8 +263,9 @@ def hf_config(config: BertConfig):
     )
 
 
-def _name_map(n_layers: int) -> dict[str, str]:
-    """Our parameter names -> Hugging Face's."""
+def _name_map(n_layers: int, pretraining: bool = False) -> dict[str, str]:
+    """Our parameter names -> Hugging Face's (`BertForMaskedLM`'s, or with `pretraining` `BertForPreTraining`'s,
+    which adds the pooler and the NSP head, `cls.seq_relationship`)."""
     names = {
         "embeddings.word.weight": "bert.embeddings.word_embeddings.weight",
         "embeddings.position.weight": "bert.embeddings.position_embeddings.weight",
@@ -250,18 +284,24 @@ def _name_map(n_layers: int) -> dict[str, str]:
                 names[f"layers.{i}.{ours}.{p}"] = f"bert.encoder.layer.{i}.{theirs}.{p}"
         norms[f"layers.{i}.attention_norm"] = f"bert.encoder.layer.{i}.attention.output.LayerNorm"
         norms[f"layers.{i}.ff_norm"] = f"bert.encoder.layer.{i}.output.LayerNorm"
+    if pretraining:
+        norms.update({"pooler": "bert.pooler.dense", "nsp_head": "cls.seq_relationship"})
     for ours, theirs in norms.items():
         names[ours + ".weight"], names[ours + ".bias"] = theirs + ".weight", theirs + ".bias"
     return names
 
 
 def to_hf(model: BertForMLM):
-    """A Hugging Face `BertForMaskedLM` holding this model's weights."""
+    """A Hugging Face model holding this model's weights: `BertForMaskedLM` for a `BertForMLM`,
+    `BertForPreTraining` for a `BertForPreTraining`."""
     from transformers import BertForMaskedLM
+    from transformers import BertForPreTraining as HFBertForPreTraining
 
-    hf = BertForMaskedLM(hf_config(model.config))
+    pretraining = isinstance(model, BertForPreTraining)
+    hf = (HFBertForPreTraining if pretraining else BertForMaskedLM)(hf_config(model.config))
     ours = model.state_dict()
-    result = hf.load_state_dict({t: ours[mine] for mine, t in _name_map(model.config.n_layers).items()}, strict=False)
+    names = _name_map(model.config.n_layers, pretraining)
+    result = hf.load_state_dict({t: ours[mine] for mine, t in names.items()}, strict=False)
     untouched = [k for k in result.missing_keys if not k.startswith("cls.predictions.decoder.")]  # tied ones
     if untouched or result.unexpected_keys:
         raise RuntimeError(f"Weight names did not line up with Hugging Face's: {untouched or result.unexpected_keys}")
@@ -270,7 +310,8 @@ def to_hf(model: BertForMLM):
 
 
 def from_hf(hf_model) -> BertForMLM:
-    """A `BertForMLM` holding the weights of a Hugging Face `BertForMaskedLM` (GELU, absolute positions)."""
+    """Our model holding the weights of a Hugging Face BERT (GELU, absolute positions): a `BertForMLM` from a
+    `BertForMaskedLM`, a `BertForPreTraining` from a `BertForPreTraining`."""
     c = hf_model.config
     if c.hidden_act != "gelu" or getattr(c, "position_embedding_type", "absolute") != "absolute":
         raise ValueError("Only BERT with hidden_act='gelu' and absolute position embeddings can be converted.")
@@ -279,9 +320,13 @@ def from_hf(hf_model) -> BertForMLM:
         d_ff=c.intermediate_size, max_len=c.max_position_embeddings, type_vocab_size=c.type_vocab_size,
         dropout=c.hidden_dropout_prob, layer_norm_eps=c.layer_norm_eps, pad_id=c.pad_token_id or 0,
     )
-    model = BertForMLM(config)
     theirs = hf_model.state_dict()
-    result = model.load_state_dict({mine: theirs[t] for mine, t in _name_map(config.n_layers).items()}, strict=False)
+    pretraining = "cls.seq_relationship.weight" in theirs
+    if not pretraining and "cls.predictions.bias" not in theirs:
+        raise ValueError(f"{type(hf_model).__name__} has no MLM head: convert a BertForMaskedLM or a BertForPreTraining.")
+    model = (BertForPreTraining if pretraining else BertForMLM)(config)
+    names = _name_map(config.n_layers, pretraining)
+    result = model.load_state_dict({mine: theirs[t] for mine, t in names.items()}, strict=False)
     if result.missing_keys != ["head.word_embedding.weight"]:  # the tied decoder is the word embedding
         raise RuntimeError(f"Weight names did not line up with Hugging Face's: {result.missing_keys}")
     return model.train(hf_model.training)

@@ -1,0 +1,289 @@
+"""Sentence pairs, NSP and the pretraining model (notebook 10), and the RoBERTa experiments' command (11)."""
+import json
+import math
+
+import pytest
+import torch
+
+from mlm_lib import (BertConfig, BertForMLM, BertForPreTraining, CharTokenizer, from_hf, load_checkpoint,
+                     save_checkpoint, sentence_pairs, to_hf)
+from mlm_lib.masking import IGNORE_INDEX
+from mlm_lib.pairs import (IS_NEXT, PairStream, evaluate_pairs, load_documents, mask_pairs, nsp_share,
+                           pretraining_loss, split_documents, train_pairs, truncate_pair)
+from mlm_lib.training import TrainConfig
+
+TOKENIZER = CharTokenizer(chr(c) for c in range(0x41, 0x41 + 100))  # 105 ids: room for 100 tagged documents
+
+
+def tagged_documents(n_docs=12, segments=30, seed=0):
+    """Documents whose every token says which document it came from: document d uses only letter d (+ 5),
+    segments of 1-12 tokens, so any pair shows where A and B came from."""
+    g = torch.Generator().manual_seed(seed)
+    docs = []
+    for d in range(n_docs):
+        lengths = torch.randint(1, 13, (segments,), generator=g).tolist()
+        docs.append([[5 + d] * n for n in lengths])
+    return docs
+
+
+def parts(row_ids, row_types, row_mask):
+    """(A, B) tokens of one pair."""
+    real = row_ids[row_mask.bool()]
+    types = row_types[row_mask.bool()]
+    a, b = real[1:][types[1:] == 0][:-1], real[types == 1][:-1]
+    return a, b
+
+
+def test_pairs_layout_token_types_and_padding():
+    pairs = sentence_pairs(tagged_documents(), TOKENIZER, 24, generator=torch.Generator().manual_seed(1))
+    assert set(pairs) == {"input_ids", "token_type_ids", "attention_mask", "next_sentence_label"}
+    ids, types, mask = pairs["input_ids"], pairs["token_type_ids"], pairs["attention_mask"]
+    assert ids.shape == types.shape == mask.shape and ids.size(1) == 24
+    for r in range(len(ids)):
+        n = int(mask[r].sum())
+        assert mask[r, :n].all() and not mask[r, n:].any()  # real tokens first, then padding
+        assert ids[r, 0] == TOKENIZER.cls_id and ids[r, n - 1] == TOKENIZER.sep_id
+        assert (ids[r, n:] == TOKENIZER.pad_id).all() and (types[r, n:] == 0).all()
+        seps = (ids[r, :n] == TOKENIZER.sep_id).nonzero().flatten().tolist()
+        assert len(seps) == 2
+        # token type 0 for [CLS] A [SEP], 1 for B [SEP]
+        assert (types[r, :seps[0] + 1] == 0).all() and (types[r, seps[0] + 1:n] == 1).all()
+        assert seps[0] >= 2 and seps[1] - seps[0] >= 2  # A and B are never empty
+
+
+def test_is_next_share_is_binomial_and_not_next_always_crosses_documents():
+    docs = tagged_documents(n_docs=80, segments=300, seed=2)
+    pairs = sentence_pairs(docs, TOKENIZER, 16, generator=torch.Generator().manual_seed(3))
+    labels = pairs["next_sentence_label"]
+    n = len(labels)
+    assert n >= 10_000
+    share = (labels == IS_NEXT).float().mean().item()
+    assert abs(share - 0.5) < 4 * math.sqrt(0.25 / n), share
+    for r in range(n):
+        a, b = parts(pairs["input_ids"][r], pairs["token_type_ids"][r], pairs["attention_mask"][r])
+        same = bool((a == a[0]).all() and (b == a[0]).all())
+        assert len(set(a.tolist())) == 1  # A comes from one document
+        assert same == (labels[r] == IS_NEXT), r  # IsNext: one document; NotNext: B from another, always
+
+
+def test_is_next_b_really_continues_a():
+    # numbered tokens: document d holds 0..k in order, so B must start right after A ends (before trimming)
+    docs = [[[5 + (i % 20)] for i in range(start, start + 60)] for start in range(0, 600, 60)]
+    pairs = sentence_pairs(docs, TOKENIZER, 12, generator=torch.Generator().manual_seed(0), short_seq_prob=0.0)
+    seen = 0
+    for r in (pairs["next_sentence_label"] == IS_NEXT).nonzero().flatten().tolist():
+        a, b = parts(pairs["input_ids"][r], pairs["token_type_ids"][r], pairs["attention_mask"][r])
+        if len(a) + len(b) <= 9:  # one-token segments fill 9 exactly: nothing trimmed
+            assert (b[0] - a[-1]) % 20 == 1
+            seen += 1
+    assert seen > 10
+
+
+def test_sop_swaps_within_a_document_and_no_nsp_gives_single_segments():
+    docs = tagged_documents()
+    sop = sentence_pairs(docs, TOKENIZER, 24, generator=torch.Generator().manual_seed(0), nsp=False, sop=True)
+    for r in range(len(sop["input_ids"])):
+        a, b = parts(sop["input_ids"][r], sop["token_type_ids"][r], sop["attention_mask"][r])
+        assert set(a.tolist()) == set(b.tolist()) and len(set(a.tolist())) == 1  # never another document
+    assert 0.4 < nsp_share(sop) < 0.6
+    single = sentence_pairs(docs, TOKENIZER, 24, generator=torch.Generator().manual_seed(0), nsp=False)
+    assert (single["token_type_ids"] == 0).all() and (single["next_sentence_label"] == IGNORE_INDEX).all()
+    assert ((single["input_ids"] == TOKENIZER.sep_id).sum(1) == 1).all()
+    assert math.isnan(nsp_share(single))
+
+
+def test_pairs_are_reproducible_and_take_strings():
+    docs = [["hello there", "general", "kenobi"], ["abc def", "ghi"], ["xyz", "uvw", "rst"]]
+    one = sentence_pairs(docs, TOKENIZER, 16, generator=torch.Generator().manual_seed(5))
+    two = sentence_pairs(docs, TOKENIZER, 16, generator=torch.Generator().manual_seed(5))
+    assert all(torch.equal(one[k], two[k]) for k in one)
+    assert "hello" in TOKENIZER.decode(one["input_ids"].flatten()) or "abc" in TOKENIZER.decode(one["input_ids"].flatten())
+
+
+def test_truncate_pair_trims_the_longer_side_from_both_ends():
+    import random
+    fronts = backs = 0
+    for seed in range(50):
+        a, b = list(range(10)), list(range(100, 103))
+        truncate_pair(a, b, 8, random.Random(seed))
+        assert len(a) + len(b) == 8 and b == [100, 101, 102]
+        fronts += a[0] != 0
+        backs += a[-1] != 9
+    assert fronts and backs  # some trimming from each end
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(max_len=4), "max_len"), (dict(short_seq_prob=1.5), "short_seq_prob"),
+    (dict(nsp=True, sop=True), "one sentence-level"), (dict(documents="text"), "list of documents"),
+    (dict(documents=[[[5, 6]]]), "two documents"),
+])
+def test_bad_pair_arguments_are_refused(bad, message):
+    args = dict(documents=tagged_documents(), max_len=16)
+    args.update(bad)
+    documents, max_len = args.pop("documents"), args.pop("max_len")
+    with pytest.raises((ValueError, TypeError), match=message):
+        sentence_pairs(documents, TOKENIZER, max_len, **args)
+
+
+def test_masking_pairs_never_touches_cls_sep_or_padding():
+    pairs = sentence_pairs(tagged_documents(n_docs=30, segments=100), TOKENIZER, 32,
+                           generator=torch.Generator().manual_seed(0))
+    inputs, labels = mask_pairs(pairs, TOKENIZER, generator=torch.Generator().manual_seed(0))
+    specials = torch.isin(pairs["input_ids"], torch.tensor(TOKENIZER.special_ids))
+    assert (labels[specials] == IGNORE_INDEX).all()
+    assert torch.equal(inputs[specials], pairs["input_ids"][specials])
+    share = (labels[~specials] != IGNORE_INDEX).float().mean().item()
+    assert abs(share - 0.15) < 0.01
+
+
+def test_split_documents_holds_out_whole_last_documents():
+    docs = {f"d{i}": ["x" * 100] * (i + 1) for i in range(10)}
+    train, val = split_documents(docs, 0.05)
+    assert list(train) == [f"d{i}" for i in range(8)] and list(val) == ["d8", "d9"]
+    train, val = split_documents(docs, 0.4)
+    assert set(train).isdisjoint(val) and sum(len(v) for v in val.values()) >= 0.4 * 55
+    with pytest.raises(ValueError, match="too few"):
+        split_documents({"a": ["x"], "b": ["y"]})
+
+
+def test_shakespeare_documents_are_the_plays_and_text_files_split_at_two_blank_lines(tmp_path):
+    plays = load_documents()
+    assert len(plays) == 38 and "hamlet" in plays
+    assert plays["hamlet"][0].split("\n")[0].endswith(":")  # a segment starts with its speaker
+    path = tmp_path / "docs.txt"
+    path.write_text("one a\n\none b\n\n\ntwo a\n\ntwo b\n\n\n\nthree a\n\nthree b\n")
+    assert list(load_documents(path).values()) == [["one a", "one b"], ["two a", "two b"], ["three a", "three b"]]
+    flat = tmp_path / "flat.txt"
+    flat.write_text("\n".join(f"line {i}" for i in range(40)))
+    with pytest.warns(UserWarning, match="no document breaks"):
+        docs = load_documents(flat)
+    assert len(docs) == 8 and sum(map(len, docs.values())) == 40
+    short = tmp_path / "short.txt"
+    short.write_text("a\nb\n")
+    with pytest.raises(ValueError, match="two blank lines"):
+        load_documents(short)
+
+
+# ---- the model: equal to Hugging Face's BertForPreTraining ---------------------------------------------
+
+def small_pretraining_model(seed=0):
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=TOKENIZER.vocab_size, d_model=32, n_layers=2, n_heads=4, d_ff=64, max_len=24,
+                        dropout=0.0)
+    return BertForPreTraining(config).eval()
+
+
+def a_padded_batch():
+    pairs = sentence_pairs(tagged_documents(), TOKENIZER, 24, generator=torch.Generator().manual_seed(0),
+                           short_seq_prob=0.5)
+    padded = (pairs["attention_mask"] == 0).any(1)
+    rows = torch.cat([padded.nonzero()[:3, 0], (~padded).nonzero()[:3, 0]])
+    batch = {k: v[rows] for k, v in pairs.items()}
+    assert (batch["attention_mask"] == 0).any() and (batch["token_type_ids"] == 1).any()
+    return batch
+
+
+def test_pretraining_model_equals_hugging_face_both_ways():
+    pytest.importorskip("transformers")
+    model = small_pretraining_model()
+    with torch.no_grad():  # non-zero pooler and NSP weights, so a swapped or missing one would show
+        model.pooler.bias.normal_()
+        model.nsp_head.bias.normal_()
+    batch = a_padded_batch()
+    hf = to_hf(model)
+    assert type(hf).__name__ == "BertForPreTraining"
+    inputs, labels = mask_pairs(batch, TOKENIZER, generator=torch.Generator().manual_seed(0))
+    out = hf(input_ids=inputs, attention_mask=batch["attention_mask"], token_type_ids=batch["token_type_ids"],
+             labels=labels, next_sentence_label=batch["next_sentence_label"])
+    mlm, nsp = model.pretraining_logits(inputs, batch["attention_mask"], batch["token_type_ids"])
+    real = batch["attention_mask"].bool()
+    torch.testing.assert_close(mlm[real], out.prediction_logits[real], atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(nsp, out.seq_relationship_logits, atol=1e-5, rtol=1e-5)
+    chosen = labels != IGNORE_INDEX
+    at, nsp_at = model.pretraining_logits(inputs, batch["attention_mask"], batch["token_type_ids"], positions=chosen)
+    total, _ = pretraining_loss(at, labels[chosen], nsp_at, batch["next_sentence_label"])
+    torch.testing.assert_close(total, out.loss, atol=1e-5, rtol=1e-5)
+    back = from_hf(hf)
+    assert type(back) is BertForPreTraining
+    for (name, ours), theirs in zip(model.state_dict().items(), back.state_dict().values()):
+        assert torch.equal(ours, theirs), name
+    # the MLM-only model still converts to BertForMaskedLM, and its pooler-less weights are refused cleanly
+    assert type(to_hf(BertForMLM(model.config))).__name__ == "BertForMaskedLM"
+    assert type(from_hf(to_hf(BertForMLM(model.config)))) is BertForMLM
+
+
+def test_pretraining_model_works_with_the_mlm_tools_and_checkpoints(tmp_path):
+    model = small_pretraining_model()
+    batch = a_padded_batch()
+    logits = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
+    assert logits.shape == (*batch["input_ids"].shape, TOKENIZER.vocab_size)  # forward: MLM logits, as BertForMLM
+    save_checkpoint(tmp_path / "p.pt", model, TOKENIZER)
+    loaded = load_checkpoint(tmp_path / "p.pt").model
+    assert type(loaded) is BertForPreTraining
+    for a, b in zip(model.state_dict().values(), loaded.state_dict().values()):
+        assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="BertForPreTraining, not a BertForMLM"):
+        load_checkpoint(tmp_path / "p.pt", model=BertForMLM(model.config))
+
+
+def test_nsp_training_learns_an_easy_signal_and_evaluation_reports_it():
+    docs = tagged_documents(n_docs=12, segments=60, seed=4)  # NotNext is visible: B's letters differ from A's
+    model = small_pretraining_model()
+    stream = PairStream(docs, TOKENIZER, 24, passes=4, masking=TrainConfig().masking,
+                        generator=torch.Generator().manual_seed(0))
+    val = sentence_pairs(tagged_documents(n_docs=12, segments=20, seed=9), TOKENIZER, 24,
+                         generator=torch.Generator().manual_seed(0))
+    # NSP only rises once the encoder has learnt something: about 150 steps here (measured)
+    config = TrainConfig(steps=300, tokens_per_batch=24 * 32, lr=3e-3, warmup_steps=5, eval_every=150,
+                         schedule={"kind": "fixed", "short": 24, "long": 24})
+    before = evaluate_pairs(model, TOKENIZER, val)
+    history = train_pairs(model.train(), TOKENIZER, stream, {"pairs": val}, config, progress=False)
+    after = history["val_pairs"][-1]
+    assert before["nsp_accuracy"] < 0.7 and after["nsp_accuracy"] > 0.9
+    assert after["loss"] < before["loss"]
+    assert history["step"][-1] == 300 and len(history["eval_step"]) == 2
+
+
+def test_static_masks_are_reused_and_dynamic_ones_are_not():
+    g = torch.Generator().manual_seed(0)  # random tokens, so no two examples are alike
+    docs = [[torch.randint(5, 105, (8,), generator=g).tolist() for _ in range(10)] for _ in range(4)]
+    kwargs = dict(passes=1, masking=TrainConfig().masking, nsp=False)
+    static = PairStream(docs, TOKENIZER, 16, generator=torch.Generator().manual_seed(0), static_masks=True, **kwargs)
+    dynamic = PairStream(docs, TOKENIZER, 16, generator=torch.Generator().manual_seed(0), **kwargs)
+    n = len(static)
+
+    def masks_by_example(stream, epochs):
+        seen = {}
+        for _ in range(epochs):
+            part, inputs, labels = stream.next_batch(n)
+            for row, lab in zip(part["input_ids"], labels):
+                seen.setdefault(tuple(row.tolist()), set()).add(tuple(lab.tolist()))
+        return seen
+
+    assert all(len(m) == 1 for m in masks_by_example(static, 3).values())
+    assert sum(len(m) > 1 for m in masks_by_example(dynamic, 3).values()) > n // 2
+    assert static.epochs == 3
+
+
+def test_train_pairs_refuses_a_bad_curriculum():
+    stream = PairStream(tagged_documents(), TOKENIZER, 16, passes=1, masking=TrainConfig().masking,
+                        generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ValueError, match="rising"):
+        train_pairs(small_pretraining_model(), TOKENIZER, [(0.5, stream)], {}, TrainConfig(steps=2), progress=False)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("experiment", ["nsp", "masking", "rate"])
+def test_roberta_command_smoke(tmp_path, experiment):
+    from mlm_lib.experiments import roberta
+
+    out = tmp_path / f"{experiment}.json"
+    assert roberta.main([experiment, "--preset", "smoke", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    names = [v[0] for v in roberta.EXPERIMENTS[experiment]]
+    assert [r["variant"] for r in result["runs"]] == names and set(result["summary"]) == set(names)
+    assert result["experiment"] == experiment and "romeo-and-juliet" not in result["training_documents"]
+    with pytest.raises(SystemExit):  # an existing result is never overwritten by accident
+        roberta.main([experiment, "--preset", "smoke", "--out", str(out)])
+    assert roberta.main([experiment, "--preset", "smoke", "--out", str(out), "--resume"]) == 0
+    assert len(json.loads(out.read_text())["runs"]) == len(names)  # nothing run twice
