@@ -22,6 +22,7 @@ SMALL = {
     "08_wordpiece": {"seed": 1, "vocab_size": 1000, "sweep_sizes": [300, 1000]},
     "09_whole_word_masking": {"seed": 1, "n_check_tokens": 200_000, "fallback_steps": 20,
                               "passage": "Friends, Romans, countrymen, lend me your ears;"},
+    "10_sentence_pairs_and_nsp": {"seed": 1, "max_len": 64, "vocab_size": 1000},
 }
 
 # Another language and script, for the "bring your own corpus" runs: a short Korean text written for the

@@ -287,3 +287,26 @@ def test_roberta_command_smoke(tmp_path, experiment):
         roberta.main([experiment, "--preset", "smoke", "--out", str(out)])
     assert roberta.main([experiment, "--preset", "smoke", "--out", str(out), "--resume"]) == 0
     assert len(json.loads(out.read_text())["runs"]) == len(names)  # nothing run twice
+
+
+@pytest.mark.parametrize("experiment", ["nsp", "masking", "rate"])
+def test_shipped_roberta_results_are_whole_and_readmes_show_them(experiment):
+    from pathlib import Path
+
+    from mlm_lib.course.assets import load_json_results
+    from mlm_lib.experiments import roberta
+
+    results = load_json_results(f"roberta_{experiment}")
+    assert results["experiment"] == experiment and results["preset"] == "full"
+    assert all(c.startswith(f"python -m mlm_lib.experiments.roberta {experiment} ") for c in results["commands"])
+    assert results["summary"] == roberta.summary(results["runs"])
+    assert list(results["summary"]) == [v[0] for v in roberta.EXPERIMENTS[experiment]]  # every variant ran
+    seeds = {name: sorted(r["seed"] for r in results["runs"] if r["variant"] == name) for name in results["summary"]}
+    assert len({tuple(s) for s in seeds.values()}) == 1, seeds  # every variant with the same seeds
+    for run in results["runs"]:
+        assert run["history"]["eval_step"][-1] == results["settings"]["steps"]
+        assert "romeo-and-juliet" not in results["training_documents"]
+    table = roberta.results_table(results)
+    root = Path(__file__).resolve().parents[1]
+    assert table in (root / "README.md").read_text(), "README's table must be results_table(the shipped JSON)"
+    assert table in (root / "mlm_lib/course/assets/results/README.md").read_text()

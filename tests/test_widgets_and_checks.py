@@ -76,6 +76,21 @@ def attention_answer(q, k, keep):
     return scores.masked_fill(~keep[:, None, :], float("-inf")).softmax(-1)
 
 
+def _pair_row(a, b, max_len, cls_id, sep_id, pad_id):
+    row = [cls_id, *a, sep_id, *b, sep_id]
+    pad = max_len - len(row)
+    return row + [pad_id] * pad, [0] * (len(a) + 2) + [1] * (len(b) + 1) + [0] * pad, [1] * len(row) + [0] * pad
+
+
+def _truncate(a, b, max_tokens, fronts):
+    a, b, i = list(a), list(b), 0
+    while len(a) + len(b) > max_tokens:
+        longer = a if len(a) > len(b) else b
+        del longer[0 if fronts[i] else -1]
+        i += 1
+    return a, b
+
+
 RIGHT_AND_WRONG = [
     (checks.check_unigram_loss,
      lambda c: -sum(n / sum(c.values()) * math.log(n / sum(c.values())) for n in c.values()),
@@ -121,6 +136,14 @@ RIGHT_AND_WRONG = [
      "special token"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float((n.double() ** 2).sum())) / float(n.sum()),
      lambda n, p: math.sqrt(p * (1 - p) / float(n.sum())), "binomial"),
+    (checks.check_pair_row, _pair_row, lambda a, b, L, c, s, p: tuple(
+        [x + [0] * (L - len(x)) for x in _pair_row(a, b, len(a) + len(b) + 3, c, s, p)[:1]]
+        + [[0] * (len(a) + 1) + [1] * (len(b) + 2) + [0] * (L - len(a) - len(b) - 3)]
+        + [_pair_row(a, b, L, c, s, p)[2]]), "first \\[SEP\\] closes segment A"),
+    (checks.check_pair_row, _pair_row, lambda a, b, L, c, s, p: _pair_row(a, b, L, c, s, p)[:2]
+     + ([1] * L,), "attention_mask is 1 on every real token"),
+    (checks.check_truncate, _truncate, lambda a, b, m, f: _truncate(a, b, m, [not x for x in f]), "next value of fronts"),
+    (checks.check_truncate, _truncate, lambda a, b, m, f: (a, b), "Trim until"),
 ]
 
 

@@ -136,6 +136,35 @@ def summary(runs: list[dict]) -> dict:
     return out
 
 
+# the columns of each experiment's table: (held-out set, figure, header)
+TABLE_COLUMNS = {
+    "nsp": [("pairs", "loss", "masked loss, pairs"), ("segments", "loss", "masked loss, single segments"),
+            ("pairs", "nsp_accuracy", "NSP accuracy"), ("sop_pairs", "nsp_accuracy", "SOP accuracy")],
+    "masking": [("segments", "loss", "masked loss"), ("segments", "accuracy", "masked accuracy")],
+    "rate": [("segments", "loss", "masked loss at 15%"), ("segments", "accuracy", "masked accuracy at 15%")],
+}
+
+
+def results_table(result: dict) -> str:
+    """The Markdown table of a results file that README and results/README.md show (a test keeps them equal):
+    per variant, the final held-out figures, mean over seeds with each seed's in brackets."""
+    columns = TABLE_COLUMNS[result["experiment"]]
+    lines = ["| variant | seeds | " + " | ".join(c[2] for c in columns) + " |", "|" + "---|" * (len(columns) + 2)]
+    for name in result["summary"]:
+        runs = [r for r in result["runs"] if r["variant"] == name]
+        cells = []
+        for set_name, key, _ in columns:
+            each = [r["history"][f"val_{set_name}"][-1].get(key) for r in runs]
+            if any(v is None for v in each):
+                cells.append("—")
+                continue
+            fmt = (lambda v: f"{v:.3f}") if key == "loss" else (lambda v: f"{v:.1%}")
+            mean = sum(each) / len(each)
+            cells.append(fmt(mean) + (f" ({' / '.join(fmt(v) for v in each)})" if len(each) > 1 else ""))
+        lines.append(f"| {name} | {len(runs)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

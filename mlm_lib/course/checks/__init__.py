@@ -16,6 +16,7 @@ from .nb06_predictions import check_top_k, check_mask_positions
 from .nb07_curriculum import check_linear_length, check_first_reaching
 from .nb08_wordpiece import check_best_pair, check_encode_word
 from .nb09_whole_word_masking import check_select_whole_words, check_share_std
+from .nb10_sentence_pairs import check_pair_row, check_truncate
 
 __all__ = [
     "ExerciseError",
@@ -38,5 +39,7 @@ __all__ = [
     "check_best_pair",
     "check_encode_word",
     "check_select_whole_words",
+    "check_pair_row",
+    "check_truncate",
     "check_share_std",
 ]

@@ -1,0 +1,85 @@
+"""Checks for the exercises of notebook 10 (sentence pairs and next-sentence prediction)."""
+from __future__ import annotations
+
+import torch
+
+from ._common import ExerciseError, _call, _ok
+
+
+def _as_list(value, what: str) -> list[int]:
+    if isinstance(value, torch.Tensor):
+        return [int(v) for v in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [int(v) for v in value]
+    raise ExerciseError(f"Return {what} as a list or a 1-D tensor of whole numbers, got {type(value).__name__}.")
+
+
+def _expected_row(a, b, max_len, cls_id, sep_id, pad_id):
+    row = [cls_id, *a, sep_id, *b, sep_id]
+    pad = max_len - len(row)
+    return (row + [pad_id] * pad, [0] * (len(a) + 2) + [1] * (len(b) + 1) + [0] * pad, [1] * len(row) + [0] * pad)
+
+
+def check_pair_row(fn) -> None:
+    """fn(a, b, max_len, cls_id, sep_id, pad_id) -> (input_ids, token_type_ids, attention_mask), each max_len long:
+    [CLS] A [SEP] B [SEP] then padding; types 0 for [CLS] A [SEP], 1 for B [SEP], 0 on padding."""
+    cases = [([11, 12, 13], [21, 22], 10, 2, 3, 0), ([7], [8], 5, 2, 3, 0), ([30, 31], [40, 41, 42, 43], 12, 101, 102, 0)]
+    for a, b, max_len, cls_id, sep_id, pad_id in cases:
+        got = _call(fn, list(a), list(b), max_len, cls_id, sep_id, pad_id)
+        if not isinstance(got, (tuple, list)) or len(got) != 3:
+            raise ExerciseError("Return three things: (input_ids, token_type_ids, attention_mask).")
+        ids, types, mask = (_as_list(g, name) for g, name in zip(got, ("input_ids", "token_type_ids", "attention_mask")))
+        want_ids, want_types, want_mask = _expected_row(a, b, max_len, cls_id, sep_id, pad_id)
+        if len(ids) != max_len or len(types) != max_len or len(mask) != max_len:
+            raise ExerciseError(f"Every row is max_len={max_len} long (padded at the end); got lengths "
+                                f"{len(ids)}, {len(types)}, {len(mask)}.")
+        if ids != want_ids:
+            raise ExerciseError(f"For A={a}, B={b}: input_ids should be {want_ids}, got {ids}. The layout is [CLS] A "
+                                "[SEP] B [SEP], then [PAD] up to max_len.")
+        if types != want_types:
+            if types[len(a) + 1] == 1:
+                raise ExerciseError("The first [SEP] closes segment A: it has token type 0, like [CLS] and A. Type 1 "
+                                    "starts with B's first token.")
+            if types[-1] == 1 and mask[-1] == 0:
+                raise ExerciseError("Padding has token type 0 (as Hugging Face pads); only B and its [SEP] are 1.")
+            raise ExerciseError(f"token_type_ids should be {want_types}, got {types}.")
+        if mask != want_mask:
+            raise ExerciseError(f"attention_mask is 1 on every real token ([CLS] and [SEP] included) and 0 on padding: "
+                                f"expected {want_mask}, got {mask}.")
+    _ok("[CLS] A [SEP] B [SEP]: the first [SEP] belongs to A, padding is type 0 and hidden by the mask.")
+
+
+def _truncate(a, b, max_tokens, fronts):
+    a, b, i = list(a), list(b), 0
+    while len(a) + len(b) > max_tokens:
+        longer = a if len(a) > len(b) else b
+        del longer[0 if fronts[i] else -1]
+        i += 1
+    return a, b
+
+
+def check_truncate(fn) -> None:
+    """fn(a, b, max_tokens, fronts) -> (a, b): while too long, drop one token of the longer side (B when they
+    tie), from its front if the next value of `fronts` is True, else from its back."""
+    cases = [(list(range(10)), [100, 101, 102], 8, [True, False, True, True, False]),
+             ([1, 2, 3], [4, 5, 6], 4, [False, True]),
+             ([1, 2], [3, 4, 5, 6, 7, 8], 4, [True, True, False, True]),
+             ([1, 2], [3], 5, [])]
+    for a, b, max_tokens, fronts in cases:
+        got = _call(fn, list(a), list(b), max_tokens, list(fronts))
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            raise ExerciseError("Return the two trimmed segments: (a, b).")
+        got_a, got_b = _as_list(got[0], "a"), _as_list(got[1], "b")
+        want_a, want_b = _truncate(a, b, max_tokens, fronts)
+        if (got_a, got_b) == (want_a, want_b):
+            continue
+        if len(got_a) + len(got_b) != max_tokens and len(a) + len(b) > max_tokens:
+            raise ExerciseError(f"Trim until the two fit together: len(a) + len(b) == {max_tokens} here, got "
+                                f"{len(got_a)} + {len(got_b)}.")
+        if a == [1, 2, 3] and got_a != a and got_b == b:
+            raise ExerciseError("When A and B are equally long, trim B (Google's script keeps A then: `len(a) > "
+                                "len(b)` decides).")
+        raise ExerciseError(f"A={a}, B={b}, max_tokens={max_tokens}, fronts={fronts}: expected {(want_a, want_b)}, "
+                            f"got {(got_a, got_b)}. Each trim takes the longer side, and the next value of fronts "
+                            "says which end.")
+    _ok("The longer side loses tokens at random ends, so no segment keeps only its start or only its end.")
