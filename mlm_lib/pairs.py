@@ -158,17 +158,21 @@ def _instances(documents: list[list[list[int]]], max_len: int, rng: random.Rando
     max_tokens = max_len - (3 if pairs else 2)
     others = [i for i, d in enumerate(documents) if d]
     for index, doc in enumerate(documents):
+        if not pairs:  # RoBERTa's DOC-SENTENCES: the document's tokens in order, cut into consecutive rows
+            tokens, start = [t for segment in doc for t in segment], 0
+            while start < len(tokens):
+                target = max_tokens if rng.random() >= short_seq_prob else rng.randint(2, max_tokens)
+                yield tokens[start:start + target], None, IGNORE_INDEX
+                start += target
+            continue
         target = max_tokens if rng.random() >= short_seq_prob else rng.randint(2, max_tokens)
         chunk, length, i = [], 0, 0
         while i < len(doc):
             chunk.append(doc[i])
             length += len(doc[i])
             last = i == len(doc) - 1
-            if (length >= target and (len(chunk) >= 2 or not pairs)) or last:
-                if not pairs:
-                    tokens = [t for s in chunk for t in s][:max_tokens]
-                    yield tokens, None, IGNORE_INDEX
-                elif len(chunk) >= 2 or nsp:
+            if (length >= target and len(chunk) >= 2) or last:
+                if len(chunk) >= 2 or nsp:
                     a_end = rng.randint(1, len(chunk) - 1) if len(chunk) >= 2 else 1
                     a = [t for s in chunk[:a_end] for t in s]
                     if nsp and (len(chunk) == 1 or rng.random() < 0.5):
@@ -201,8 +205,10 @@ def sentence_pairs(documents, tokenizer, max_len: int, *, generator: torch.Gener
     `tokenizer`) or a list of token ids (faster when called again: `encode_documents` once). With `nsp=True`,
     `[CLS] A [SEP] B [SEP]`, B the true continuation (label 0, IsNext) half the time, otherwise from another
     document (label 1, NotNext). With `sop=True` (ALBERT's sentence-order prediction), B always follows A in
-    its document, and half the time the two are swapped (label 1). With both False (RoBERTa's choice),
-    `[CLS] segments [SEP]` filled from one document, token types 0, label -100 (nothing to predict).
+    its document, and half the time the two are swapped (label 1). With both False (RoBERTa's DOC-SENTENCES),
+    `[CLS] tokens [SEP]`: each document's tokens in order, segments joined, cut into consecutive rows of
+    max_len - 2 (a shorter one at short_seq_prob, and at the document's end), so no text is dropped; token
+    types 0, label -100 (nothing to predict).
     Padding: `tokenizer.pad_id`, attention mask 0, token type 0 (as Hugging Face pads).
     """
     _check_pair_args(documents, max_len, short_seq_prob, nsp, sop)
@@ -211,19 +217,19 @@ def sentence_pairs(documents, tokenizer, max_len: int, *, generator: torch.Gener
     seed = torch.randint(2**62, (1,), generator=generator).item()
     rng = random.Random(seed)  # one draw from the torch generator seeds the fast scalar draws
     rows = list(_instances(encoded, max_len, rng, float(short_seq_prob), nsp, sop))
-    ids = torch.full((len(rows), max_len), tokenizer.pad_id, dtype=torch.long)
-    types = torch.zeros_like(ids)
-    mask = torch.zeros_like(ids)
-    labels = torch.empty(len(rows), dtype=torch.long)
-    cls, sep = tokenizer.cls_id, tokenizer.sep_id
-    for r, (a, b, label) in enumerate(rows):
+    cls, sep, pad = tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
+    ids, types, mask = [], [], []
+    for a, b, _ in rows:  # plain lists, one tensor at the end: much faster than filling a tensor row by row
         first = [cls, *a, sep]
         row = first + ([*b, sep] if b is not None else [])
-        ids[r, :len(row)] = torch.tensor(row)
-        types[r, len(first):len(row)] = 1
-        mask[r, :len(row)] = 1
-        labels[r] = label
-    return {"input_ids": ids, "token_type_ids": types, "attention_mask": mask, "next_sentence_label": labels}
+        rest = max_len - len(row)
+        ids.append(row + [pad] * rest)
+        types.append([0] * len(first) + [1] * (len(row) - len(first)) + [0] * rest)
+        mask.append([1] * len(row) + [0] * rest)
+    def tensor(values):
+        return torch.tensor(values, dtype=torch.long).view(len(rows), max_len)
+    return {"input_ids": tensor(ids), "token_type_ids": tensor(types), "attention_mask": tensor(mask),
+            "next_sentence_label": torch.tensor([label for *_, label in rows], dtype=torch.long)}
 
 
 def mask_pairs(pairs: dict, tokenizer, masking: MaskingConfig = BERT_MASKING, *,

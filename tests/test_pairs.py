@@ -89,6 +89,10 @@ def test_sop_swaps_within_a_document_and_no_nsp_gives_single_segments():
     single = sentence_pairs(docs, TOKENIZER, 24, generator=torch.Generator().manual_seed(0), nsp=False)
     assert (single["token_type_ids"] == 0).all() and (single["next_sentence_label"] == IGNORE_INDEX).all()
     assert ((single["input_ids"] == TOKENIZER.sep_id).sum(1) == 1).all()
+    # RoBERTa's DOC-SENTENCES: every document's tokens, in order, none dropped
+    real = single["input_ids"][single["attention_mask"].bool()]
+    ordinary = real[~torch.isin(real, torch.tensor(TOKENIZER.special_ids))]
+    assert ordinary.tolist() == [t for d in docs for s in d for t in s]
     assert math.isnan(nsp_share(single))
 
 
