@@ -1,8 +1,8 @@
 """Sentence pairs, token types and next-sentence prediction: BERT's second pretraining objective.
 
-Taught in notebook 10 (sentence pairs and NSP): documents and segments in §1, building a pair by hand and
-`sentence_pairs` in §2, the model's two heads and their loss in §3, a short training in §4, sentence-order
-prediction in §5. Notebook 11 uses `train_pairs` for what RoBERTa changed.
+Taught in notebook 10 (sentence pairs and NSP): documents and segments in §1, building a pair by hand,
+`sentence_pairs`, trimming and masking in §2, the model's two heads, their loss and sentence-order prediction in
+§3; `PairStream` and `train_pairs` run the experiments of §4 (what RoBERTa changed).
 
 BERT reads one or two pieces of text as one sequence: `[CLS] A [SEP] B [SEP]`. Token type 0 marks `[CLS] A
 [SEP]`, type 1 marks `B [SEP]`, and an attention mask hides the padding that fills the batch to one length.
@@ -257,7 +257,7 @@ def pretraining_loss(mlm_logits: torch.Tensor, mlm_targets: torch.Tensor, nsp_lo
     return mlm + nsp, nsp
 
 
-# ---- training and evaluation on pairs (notebook 10, §4; notebook 11) -------------------------------------
+# ---- training and evaluation on pairs (notebook 10, §4) ---------------------------------------------------
 
 def _model_inputs(pairs: dict, device) -> dict:
     return {"attention_mask": pairs["attention_mask"].to(device), "token_type_ids": pairs["token_type_ids"].to(device)}

@@ -1,4 +1,4 @@
-"""Sentence pairs, NSP and the pretraining model (notebook 10), and the RoBERTa experiments' command (11)."""
+"""Sentence pairs, NSP and the pretraining model, and the RoBERTa experiments' command (notebook 10)."""
 import json
 import math
 
@@ -314,3 +314,15 @@ def test_shipped_roberta_results_are_whole_and_readmes_show_them(experiment):
     root = Path(__file__).resolve().parents[1]
     assert table in (root / "README.md").read_text(), "README's table must be results_table(the shipped JSON)"
     assert table in (root / "mlm_lib/course/assets/results/README.md").read_text()
+
+
+def test_the_same_configuration_in_two_experiments_gives_the_same_figures():
+    """MLM alone at 15%, seed 0, runs in the nsp and in the rate experiment: README says they agree exactly."""
+    from mlm_lib.course.assets import load_json_results
+
+    def final(experiment, variant):
+        run = next(r for r in load_json_results(f"roberta_{experiment}")["runs"]
+                   if r["variant"] == variant and r["seed"] == 0)
+        return run["history"]["val_segments"][-1]
+
+    assert final("nsp", "MLM alone") == final("rate", "15%")

@@ -9,14 +9,14 @@
   the same length (RoBERTa's DOC-SENTENCES), and MLM + SOP (ALBERT's sentence order); same steps, same batch
   of max_len-long rows. Held-out masked loss on both kinds of input, and NSP / SOP accuracy.
 * masking (RoBERTa Table 1): static masks (drawn once per example, in 1 copy or 3 copies, so that each mask is
-  seen about 12 or 4 times) against dynamic masks (drawn afresh every time), MLM alone, many passes over one play.
+  seen about 14 or 5 times) against dynamic masks (drawn afresh every time), MLM alone, many passes over one play.
 * rate (Wettig et al. 2022): select 15 / 25 / 40 / 60 / 80% of the positions in training (80/10/10 of the
   selected ones), MLM alone; every model evaluated the same way, with 15% selected.
 
 Every run starts from the same initial weights for the same seed; the held-out plays (the last two) are
 never trained on, and the WordPiece vocabulary is trained on the training plays only. Results are written
 after every run, so an interrupted experiment keeps what it finished (`--resume` continues it).
-Notebook 11 plots them.
+Notebook 10, §4, plots them.
 """
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ EXPERIMENTS = {
     "nsp": [("MLM + NSP", "pretraining", dict(nsp=True)),
             ("MLM alone", "mlm", dict(nsp=False)),
             ("MLM + SOP", "pretraining", dict(nsp=False, sop=True))],
-    # one play, about 12 passes at the final length: 3 copies show each mask about 4 times, as RoBERTa's
+    # one play, about 14 passes at the final length: 3 copies show each mask about 5 times, near RoBERTa's
     # static baseline (10 copies over 40 epochs)
     "masking": [("static, 1 copy", "mlm", dict(nsp=False, static_masks=True, passes=1)),
                 ("static, 3 copies", "mlm", dict(nsp=False, static_masks=True, passes=3)),
@@ -141,7 +141,8 @@ def summary(runs: list[dict]) -> dict:
 # the columns of each experiment's table: (held-out set, figure, header)
 TABLE_COLUMNS = {
     "nsp": [("pairs", "loss", "masked loss, pairs"), ("segments", "loss", "masked loss, single segments"),
-            ("pairs", "nsp_accuracy", "NSP accuracy"), ("sop_pairs", "nsp_accuracy", "SOP accuracy")],
+            ("pairs", "nsp_accuracy", "sentence head on NSP pairs"),
+            ("sop_pairs", "nsp_accuracy", "sentence head on SOP pairs")],
     "masking": [("segments", "loss", "masked loss"), ("segments", "accuracy", "masked accuracy")],
     "rate": [("segments", "loss", "masked loss at 15%"), ("segments", "accuracy", "masked accuracy at 15%")],
 }
