@@ -1,7 +1,7 @@
 """Scaled dot-product attention, written out, and multi-head attention built on it.
 
 Taught in notebook 03 (attention): the weights in §1-§2, padding in §3, several heads in §4, what trained
-heads look at in §5.
+heads look at in §5. The causal mask of a left-to-right model is taught in notebook 12.
 
 Every position asks a question (query), every position offers an answer key and a value; a position's
 output is the average of all values, weighted by how well its query matches each key. Dividing the dot
@@ -28,7 +28,17 @@ def padding_bias(attention_mask: torch.Tensor | None, dtype=torch.float32) -> to
     if attention_mask is None:
         return None
     keep = attention_mask.to(torch.bool)[:, None, None, :]
-    return torch.zeros(keep.shape, dtype=dtype).masked_fill(~keep, torch.finfo(dtype).min)
+    return torch.zeros(keep.shape, dtype=dtype, device=keep.device).masked_fill(~keep, torch.finfo(dtype).min)
+
+
+def causal_bias(length: int, dtype=torch.float32, device=None) -> torch.Tensor:
+    """A (1, 1, length, length) additive bias that hides every later position: query i sees keys 0..i only.
+
+    This one mask turns BERT's encoder into a left-to-right language model (notebook 12): the network, its
+    weights and its cost stay the same; only what each position may read changes.
+    """
+    hidden = torch.ones(length, length, dtype=torch.bool, device=device).triu(1)
+    return torch.zeros(1, 1, length, length, dtype=dtype, device=device).masked_fill(hidden, torch.finfo(dtype).min)
 
 
 def scaled_dot_product_attention(q, k, v, bias=None, dropout_p: float = 0.0, training: bool = False):

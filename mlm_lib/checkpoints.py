@@ -16,7 +16,7 @@ import torch
 
 from .data import CharTokenizer
 from .wordpiece import WordPieceTokenizer
-from .model import BertConfig, BertForMLM, BertForPreTraining
+from .model import BertConfig, BertEncoder, BertForMLM, BertForPreTraining, BertForSequenceClassification
 
 CHECKPOINT_FORMAT = "mlm_lib-checkpoint-1"
 _TIED = "head.word_embedding.weight"  # the decoder *is* the word embedding: stored once
@@ -24,7 +24,7 @@ _TIED = "head.word_embedding.weight"  # the decoder *is* the word embedding: sto
 
 @dataclass
 class Checkpoint:
-    model: BertForMLM
+    model: BertEncoder
     tokenizer: CharTokenizer | WordPieceTokenizer
     optimizer_state: dict | None
     train_state: dict | None
@@ -42,7 +42,8 @@ def atomic_save(obj, path) -> None:
         tmp.unlink(missing_ok=True)
 
 
-MODEL_CLASSES = {"BertForMLM": BertForMLM, "BertForPreTraining": BertForPreTraining}
+MODEL_CLASSES = {"BertForMLM": BertForMLM, "BertForPreTraining": BertForPreTraining,
+                 "BertForSequenceClassification": BertForSequenceClassification}
 TOKENIZERS = {"CharTokenizer": CharTokenizer, "WordPieceTokenizer": WordPieceTokenizer}
 
 
@@ -54,7 +55,7 @@ def tokenizer_from_dict(data: dict):
     return kind.from_dict(data)
 
 
-def save_checkpoint(path, model: BertForMLM, tokenizer, optimizer=None, train_state=None) -> None:
+def save_checkpoint(path, model: BertEncoder, tokenizer, optimizer=None, train_state=None) -> None:
     """Write weights, model config, tokenizer and (optionally) optimiser and training state to one file."""
     if tokenizer.vocab_size != model.config.vocab_size:
         raise ValueError(f"Tokenizer has {tokenizer.vocab_size} tokens but the model {model.config.vocab_size}: "
@@ -64,12 +65,13 @@ def save_checkpoint(path, model: BertForMLM, tokenizer, optimizer=None, train_st
         raise TypeError(f"save_checkpoint saves the course's models ({', '.join(MODEL_CLASSES)}), got {type(model).__name__}.")
     payload = {"format": CHECKPOINT_FORMAT, "model_class": type(model).__name__,
                "model_config": model.config.to_dict(), "tokenizer": tokenizer.to_dict(),
+               "model_options": model.options() if hasattr(model, "options") else {},
                "model": weights, "optimizer": optimizer.state_dict() if optimizer is not None else None,
                "train_state": train_state}
     atomic_save(payload, path)
 
 
-def load_checkpoint(path, *, model: BertForMLM | None = None, tokenizer=None) -> Checkpoint:
+def load_checkpoint(path, *, model: BertEncoder | None = None, tokenizer=None) -> Checkpoint:
     """Read a checkpoint written by `save_checkpoint` (with `weights_only=True`).
 
     Without `model`/`tokenizer`, both are rebuilt from the file. Given, they must match it: a checkpoint
@@ -96,8 +98,9 @@ def load_checkpoint(path, *, model: BertForMLM | None = None, tokenizer=None) ->
     kind = MODEL_CLASSES.get(payload.get("model_class", "BertForMLM"))  # files from before pretraining heads: MLM
     if kind is None:
         raise ValueError(f"{path} holds a {payload.get('model_class')!r}, not one of {sorted(MODEL_CLASSES)}.")
+    options = payload.get("model_options") or {}
     if model is None:
-        model = kind(config)
+        model = kind(config, **options)
     elif type(model) is not kind:
         raise ValueError(f"{path} holds a {kind.__name__}, not a {type(model).__name__}: build the model from the "
                          "checkpoint: load_checkpoint(path).model.")
@@ -105,8 +108,11 @@ def load_checkpoint(path, *, model: BertForMLM | None = None, tokenizer=None) ->
         diff = {k: (v, getattr(model.config, k)) for k, v in config.to_dict().items() if getattr(model.config, k) != v}
         raise ValueError(f"{path} holds a model with another configuration (checkpoint vs yours: {diff}). "
                          "Build the model from the checkpoint: load_checkpoint(path).model.")
+    elif options and model.options() != options:
+        raise ValueError(f"{path} holds a classifier with {options}, yours has {model.options()}: build the model "
+                         "from the checkpoint: load_checkpoint(path).model.")
     result = model.load_state_dict(payload["model"], strict=False)
-    if result.unexpected_keys or result.missing_keys != [_TIED]:
+    if result.unexpected_keys or result.missing_keys != ([_TIED] if hasattr(model, "head") else []):
         raise ValueError(f"{path} does not hold this model's weights (missing {result.missing_keys}, "
                          f"unexpected {result.unexpected_keys}).")
     return Checkpoint(model, saved_tokenizer, payload["optimizer"], payload["train_state"])

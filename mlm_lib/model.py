@@ -2,7 +2,8 @@
 
 Taught in notebook 04 (encoder): embeddings in §1, the encoder layer in §2, the MLM head and the whole
 model in §3, the parity with Hugging Face in §5. `BertForPreTraining` (the pooler and the next-sentence
-head beside the MLM head, BERT's two objectives) is taught in notebook 10.
+head beside the MLM head, BERT's two objectives) is taught in notebook 10, `BertForSequenceClassification`
+(fine-tuning) in notebook 11, the causal mask of a left-to-right model (`causal=True`) in notebook 12.
 
 embeddings (word + position + token type, then LayerNorm)
   -> n_layers x [attention -> add & LayerNorm -> feed-forward (GELU) -> add & LayerNorm]   (post-LN)
@@ -25,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention import MultiHeadAttention, padding_bias
+from .attention import MultiHeadAttention, causal_bias, padding_bias
 from .dropout import Dropout
 
 
@@ -43,6 +44,7 @@ class BertConfig:
     pad_id: int = 0
     pre_ln: bool = False
     fused_attention: bool = True
+    causal: bool = False      # True: each position sees only itself and those before it (left-to-right; notebook 12)
 
     def __post_init__(self):
         for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_len", "type_vocab_size"):
@@ -55,6 +57,8 @@ class BertConfig:
                              "takes an equal slice of every token's vector.")
         if not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {self.dropout!r}.")
+        if not isinstance(self.causal, bool):
+            raise ValueError(f"BertConfig.causal must be True or False, got {self.causal!r}.")
         if not 0 <= self.pad_id < self.vocab_size:
             raise ValueError(f"pad_id {self.pad_id} is not an id of a vocabulary of {self.vocab_size} tokens.")
 
@@ -142,8 +146,10 @@ class MLMHead(nn.Module):
         return F.linear(h, self.word_embedding.weight, self.bias)
 
 
-class BertForMLM(nn.Module):
-    """Embeddings, a stack of encoder layers and the MLM head: BERT pretrained by masked-LM alone."""
+class BertEncoder(nn.Module):
+    """Embeddings and a stack of encoder layers: what every model of the course shares. The models below add
+    their heads: the MLM head (`BertForMLM`), the pooler and NSP head (`BertForPreTraining`), the pooler and a
+    classifier (`BertForSequenceClassification`, notebook 11)."""
 
     def __init__(self, config: BertConfig):
         super().__init__()
@@ -151,8 +157,6 @@ class BertForMLM(nn.Module):
         self.embeddings = Embeddings(config)
         self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_layers))
         self.final_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.pre_ln else nn.Identity()
-        self.head = MLMHead(config, self.embeddings.word)
-        self.apply(self._init_weights)
 
     @staticmethod
     def _init_weights(m):
@@ -179,6 +183,9 @@ class BertForMLM(nn.Module):
         self._check(ids)
         x = self.embeddings(ids, token_type_ids)
         bias = padding_bias(attention_mask, x.dtype)
+        if self.config.causal:  # left-to-right: position i may not look at i+1, i+2, ... (notebook 12)
+            bias = causal_bias(ids.size(1), x.dtype, x.device) if bias is None else bias + causal_bias(
+                ids.size(1), x.dtype, x.device)
         attentions = []
         for layer in self.layers:
             if return_attentions:
@@ -188,6 +195,21 @@ class BertForMLM(nn.Module):
                 x = layer(x, bias)
         x = self.final_norm(x)
         return (x, attentions) if return_attentions else x
+
+    def attentions(self, ids, attention_mask=None, token_type_ids=None) -> list[torch.Tensor]:
+        """Attention weights of every layer, each (batch, heads, length, length), for plots."""
+        return self.encode(ids, attention_mask, token_type_ids, return_attentions=True)[1]
+
+    def num_parameters(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+class BertForMLM(BertEncoder):
+    """Embeddings, a stack of encoder layers and the MLM head: BERT pretrained by masked-LM alone."""
+
+    def __init__(self, config: BertConfig):
+        super().__init__(config)
+        self.head = MLMHead(config, self.embeddings.word)
+        self.apply(self._init_weights)
 
     def forward(self, ids, attention_mask=None, token_type_ids=None):
         """Logits over the vocabulary at every position: (batch, length, vocab_size)."""
@@ -206,12 +228,6 @@ class BertForMLM(nn.Module):
                              f"{tuple(getattr(positions, 'shape', ()))} for ids of shape {tuple(ids.shape)}.")
         return self.head(self.encode(ids, attention_mask, token_type_ids)[positions])
 
-    def attentions(self, ids, attention_mask=None, token_type_ids=None) -> list[torch.Tensor]:
-        """Attention weights of every layer, each (batch, heads, length, length), for plots."""
-        return self.encode(ids, attention_mask, token_type_ids, return_attentions=True)[1]
-
-    def num_parameters(self) -> int:
-        return sum(p.numel() for p in self.parameters())
 
 
 class BertForPreTraining(BertForMLM):
@@ -246,12 +262,85 @@ class BertForPreTraining(BertForMLM):
         return mlm, self.nsp_head(self.pool(hidden))
 
 
+POOLINGS = ("cls", "mean")
+
+
+class BertForSequenceClassification(BertEncoder):
+    """BERT fine-tuned to put a whole text in one of `num_labels` classes (notebook 11, fine-tuning).
+
+    The encoder is the pretrained one; on top sit a pooler (dense + tanh) and a linear classifier, as in
+    Hugging Face's `BertForSequenceClassification` (dropout before the classifier). What is pooled:
+    * "cls" (BERT's choice): the vector at `[CLS]`, position 0, which attention lets read the whole input;
+    * "mean": the average of the vectors of the real (not padding) positions. A left-to-right model must use
+      this one: under its causal mask position 0 sees nothing but itself (notebook 12).
+    `from_encoder` starts it from a pretrained model: the encoder's weights are copied, the pooler too where
+    the source has one (`BertForPreTraining`), and the classifier starts from random weights.
+    """
+
+    def __init__(self, config: BertConfig, num_labels: int = 2, pooling: str = "cls", label_names=None):
+        super().__init__(config)
+        if isinstance(num_labels, bool) or not isinstance(num_labels, numbers.Integral) or num_labels < 2:
+            raise ValueError(f"num_labels must be a whole number >= 2 (a classifier chooses between classes), got {num_labels!r}.")
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {POOLINGS}, got {pooling!r}.")
+        if pooling == "cls" and config.causal:
+            raise ValueError("A left-to-right (causal) model's [CLS] at position 0 sees only itself: use pooling='mean'.")
+        names = [str(n) for n in label_names] if label_names is not None else [f"LABEL_{i}" for i in range(num_labels)]
+        if len(names) != num_labels:
+            raise ValueError(f"label_names has {len(names)} names for {num_labels} labels.")
+        self.num_labels, self.pooling, self.label_names = int(num_labels), pooling, names
+        self.pooler = nn.Linear(config.d_model, config.d_model)
+        self.dropout = Dropout(config.dropout)
+        self.classifier = nn.Linear(config.d_model, num_labels)
+        self.apply(self._init_weights)
+
+    def options(self) -> dict:
+        """What a checkpoint must store beside the config to rebuild this model."""
+        return {"num_labels": self.num_labels, "pooling": self.pooling, "label_names": list(self.label_names)}
+
+    @classmethod
+    def from_encoder(cls, model: BertEncoder, num_labels: int = 2, *, pooling: str = "cls", label_names=None,
+                     dropout: float | None = None) -> "BertForSequenceClassification":
+        """A classifier whose encoder (and pooler, if `model` has one) holds `model`'s weights, copied.
+
+        `dropout` replaces the source's (BERT fine-tunes with 0.1; the course pretrains with 0).
+        """
+        if not isinstance(model, BertEncoder):
+            raise TypeError(f"from_encoder takes one of the course's models, got {type(model).__name__}.")
+        config = BertConfig(**{**model.config.to_dict(), **({} if dropout is None else {"dropout": dropout})})
+        new = cls(config, num_labels, pooling, label_names)
+        source = model.state_dict()
+        shared = {k: v for k, v in source.items() if k.split(".")[0] in ("embeddings", "layers", "final_norm", "pooler")}
+        missing, unexpected = new.load_state_dict(shared, strict=False)
+        if unexpected or any(k.split(".")[0] in ("embeddings", "layers", "final_norm") for k in missing):
+            raise RuntimeError(f"Encoder weights did not line up: missing {missing}, unexpected {unexpected}.")
+        return new.to(next(model.parameters()).device)
+
+    def pool(self, hidden: torch.Tensor, attention_mask=None) -> torch.Tensor:
+        """One vector per text: tanh(dense(summary)), the summary being the [CLS] vector or the mean."""
+        if self.pooling == "cls":
+            summary = hidden[:, 0]
+        else:
+            keep = (torch.ones(hidden.shape[:2], device=hidden.device) if attention_mask is None
+                    else attention_mask.to(hidden.dtype))[..., None]
+            summary = (hidden * keep).sum(1) / keep.sum(1).clamp_min(1.0)
+        return torch.tanh(self.pooler(summary))
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        """Class scores (logits), shape (batch, num_labels)."""
+        hidden = self.encode(ids, attention_mask, token_type_ids)
+        return self.classifier(self.dropout(self.pool(hidden, attention_mask)))
+
+
 # ---- Hugging Face conversion -------------------------------------------------------------------------
 
-def hf_config(config: BertConfig):
-    """The `transformers.BertConfig` describing the same network (built locally, nothing downloaded)."""
+def hf_config(config: BertConfig, **extra):
+    """The `transformers.BertConfig` describing the same network (built locally, nothing downloaded); `extra`
+    goes to it as it is (e.g. num_labels, id2label for a classifier)."""
     if config.pre_ln:
         raise ValueError("Hugging Face's BertForMaskedLM is post-LN: only a model with pre_ln=False can be converted.")
+    if config.causal:
+        raise ValueError("This is a left-to-right (causal) model, not BERT: Hugging Face's BERT classes attend both ways.")
     from transformers import BertConfig as HFBertConfig
 
     return HFBertConfig(
@@ -259,59 +348,83 @@ def hf_config(config: BertConfig):
         num_attention_heads=config.n_heads, intermediate_size=config.d_ff, hidden_act="gelu",
         max_position_embeddings=config.max_len, type_vocab_size=config.type_vocab_size,
         hidden_dropout_prob=config.dropout, attention_probs_dropout_prob=config.dropout,
-        layer_norm_eps=config.layer_norm_eps, pad_token_id=config.pad_id,
+        layer_norm_eps=config.layer_norm_eps, pad_token_id=config.pad_id, **extra,
     )
 
 
-def _name_map(n_layers: int, pretraining: bool = False) -> dict[str, str]:
-    """Our parameter names -> Hugging Face's (`BertForMaskedLM`'s, or with `pretraining` `BertForPreTraining`'s,
-    which adds the pooler and the NSP head, `cls.seq_relationship`)."""
+def _kind(model) -> str:
+    if isinstance(model, BertForSequenceClassification):
+        return "classification"
+    return "pretraining" if isinstance(model, BertForPreTraining) else "mlm"
+
+
+def _name_map(n_layers: int, kind: str = "mlm") -> dict[str, str]:
+    """Our parameter names -> Hugging Face's: `BertForMaskedLM`'s ("mlm"), `BertForPreTraining`'s ("pretraining":
+    the MLM head, the pooler and the NSP head, `cls.seq_relationship`) or `BertForSequenceClassification`'s
+    ("classification": the pooler and `classifier`, no MLM head)."""
     names = {
         "embeddings.word.weight": "bert.embeddings.word_embeddings.weight",
         "embeddings.position.weight": "bert.embeddings.position_embeddings.weight",
         "embeddings.token_type.weight": "bert.embeddings.token_type_embeddings.weight",
-        "head.dense.weight": "cls.predictions.transform.dense.weight",
-        "head.dense.bias": "cls.predictions.transform.dense.bias",
-        "head.bias": "cls.predictions.bias",
     }
+    if kind != "classification":
+        names.update({"head.dense.weight": "cls.predictions.transform.dense.weight",
+                      "head.dense.bias": "cls.predictions.transform.dense.bias",
+                      "head.bias": "cls.predictions.bias"})
     parts = {"attention.query": "attention.self.query", "attention.key": "attention.self.key",
              "attention.value": "attention.self.value", "attention.output": "attention.output.dense",
              "ff_in": "intermediate.dense", "ff_out": "output.dense"}
-    norms = {"embeddings.norm": "bert.embeddings.LayerNorm", "head.norm": "cls.predictions.transform.LayerNorm"}
+    norms = {"embeddings.norm": "bert.embeddings.LayerNorm"}
+    if kind != "classification":
+        norms["head.norm"] = "cls.predictions.transform.LayerNorm"
     for i in range(n_layers):
         for ours, theirs in parts.items():
             for p in ("weight", "bias"):
                 names[f"layers.{i}.{ours}.{p}"] = f"bert.encoder.layer.{i}.{theirs}.{p}"
         norms[f"layers.{i}.attention_norm"] = f"bert.encoder.layer.{i}.attention.output.LayerNorm"
         norms[f"layers.{i}.ff_norm"] = f"bert.encoder.layer.{i}.output.LayerNorm"
-    if pretraining:
+    if kind == "pretraining":
         norms.update({"pooler": "bert.pooler.dense", "nsp_head": "cls.seq_relationship"})
+    if kind == "classification":
+        norms.update({"pooler": "bert.pooler.dense", "classifier": "classifier"})
     for ours, theirs in norms.items():
         names[ours + ".weight"], names[ours + ".bias"] = theirs + ".weight", theirs + ".bias"
     return names
 
 
-def to_hf(model: BertForMLM):
+def to_hf(model: BertEncoder):
     """A Hugging Face model holding this model's weights: `BertForMaskedLM` for a `BertForMLM`,
-    `BertForPreTraining` for a `BertForPreTraining`."""
+    `BertForPreTraining` for a `BertForPreTraining`, `BertForSequenceClassification` for ours (pooling "cls")."""
     from transformers import BertForMaskedLM
     from transformers import BertForPreTraining as HFBertForPreTraining
+    from transformers import BertForSequenceClassification as HFBertForSequenceClassification
 
-    pretraining = isinstance(model, BertForPreTraining)
-    hf = (HFBertForPreTraining if pretraining else BertForMaskedLM)(hf_config(model.config))
+    kind = _kind(model)
+    if kind == "classification":
+        if model.pooling != "cls":
+            raise ValueError(f"Hugging Face's BertForSequenceClassification pools [CLS]; this model pools "
+                             f"{model.pooling!r} and has no equal there.")
+        names_ = model.label_names
+        hf = HFBertForSequenceClassification(hf_config(
+            model.config, num_labels=model.num_labels, id2label=dict(enumerate(names_)),
+            label2id={n: i for i, n in enumerate(names_)}))
+    else:
+        hf = (HFBertForPreTraining if kind == "pretraining" else BertForMaskedLM)(hf_config(model.config))
     ours = model.state_dict()
-    names = _name_map(model.config.n_layers, pretraining)
+    names = _name_map(model.config.n_layers, kind)
     result = hf.load_state_dict({t: ours[mine] for mine, t in names.items()}, strict=False)
     untouched = [k for k in result.missing_keys if not k.startswith("cls.predictions.decoder.")]  # tied ones
     if untouched or result.unexpected_keys:
         raise RuntimeError(f"Weight names did not line up with Hugging Face's: {untouched or result.unexpected_keys}")
-    hf.tie_weights()
+    if kind != "classification":
+        hf.tie_weights()
     return hf.eval() if not model.training else hf
 
 
-def from_hf(hf_model) -> BertForMLM:
+def from_hf(hf_model) -> BertEncoder:
     """Our model holding the weights of a Hugging Face BERT (GELU, absolute positions): a `BertForMLM` from a
-    `BertForMaskedLM`, a `BertForPreTraining` from a `BertForPreTraining`."""
+    `BertForMaskedLM`, a `BertForPreTraining` from a `BertForPreTraining`, a `BertForSequenceClassification`
+    from a `BertForSequenceClassification`."""
     c = hf_model.config
     if c.hidden_act != "gelu" or getattr(c, "position_embedding_type", "absolute") != "absolute":
         raise ValueError("Only BERT with hidden_act='gelu' and absolute position embeddings can be converted.")
@@ -321,12 +434,20 @@ def from_hf(hf_model) -> BertForMLM:
         dropout=c.hidden_dropout_prob, layer_norm_eps=c.layer_norm_eps, pad_id=c.pad_token_id or 0,
     )
     theirs = hf_model.state_dict()
-    pretraining = "cls.seq_relationship.weight" in theirs
-    if not pretraining and "cls.predictions.bias" not in theirs:
-        raise ValueError(f"{type(hf_model).__name__} has no MLM head: convert a BertForMaskedLM or a BertForPreTraining.")
-    model = (BertForPreTraining if pretraining else BertForMLM)(config)
-    names = _name_map(config.n_layers, pretraining)
+    if "classifier.weight" in theirs:
+        kind = "classification"
+        labels = [c.id2label[i] for i in range(c.num_labels)] if getattr(c, "id2label", None) else None
+        model = BertForSequenceClassification(config, c.num_labels, "cls", labels)
+    elif "cls.seq_relationship.weight" in theirs:
+        kind, model = "pretraining", BertForPreTraining(config)
+    elif "cls.predictions.bias" in theirs:
+        kind, model = "mlm", BertForMLM(config)
+    else:
+        raise ValueError(f"{type(hf_model).__name__} has no head the course knows: convert a BertForMaskedLM, a "
+                         "BertForPreTraining or a BertForSequenceClassification.")
+    names = _name_map(config.n_layers, kind)
     result = model.load_state_dict({mine: theirs[t] for mine, t in names.items()}, strict=False)
-    if result.missing_keys != ["head.word_embedding.weight"]:  # the tied decoder is the word embedding
+    expected = [] if kind == "classification" else ["head.word_embedding.weight"]  # the tied decoder
+    if result.missing_keys != expected:
         raise RuntimeError(f"Weight names did not line up with Hugging Face's: {result.missing_keys}")
     return model.train(hf_model.training)
