@@ -1,7 +1,8 @@
 """What a model must beat: guesses that use no context at all, and one that counts its neighbours.
 
 Taught in notebook 01 (data and tokens), §6 (the unigram loss); notebook 07 draws the shown-token line on
-its curves; the count model is the bar that notebooks 05 and 06 hold the trained model against.
+its curves; the count model is the bar that notebooks 05 and 06 hold the trained model against; the n-gram
+naive Bayes classifier is the bar of the fine-tuning task in notebook 11.
 
 Three levels, on Shakespeare's held-out text under BERT's masking:
 * uniform, ln V (4.43 nats): knows nothing;
@@ -15,6 +16,7 @@ curves pause near 3.04 (the "plateau" of notebook 07) before the model learns to
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import torch
 
@@ -129,3 +131,50 @@ def count_model_baseline(train_ids: torch.Tensor, val_ids: torch.Tensor, tokeniz
     masked = (model.predict(inputs)[chosen] == labels[chosen]).double().mean().item()
     clean = (model.predict(val_ids)[chosen] == labels[chosen]).double().mean().item()
     return {"masked_accuracy": masked, "clean_accuracy": clean, "predictions": int(chosen.sum())}
+
+
+class NgramNaiveBayes:
+    """A text classifier that counts: naive Bayes over the character n-grams of each text (notebook 11, §4).
+
+    For each label, how often every n-gram (n = 1 to 4 by default) occurs in its training texts, add-one
+    smoothed; a new text goes to the label under which its n-grams are likeliest (equal priors: the course's
+    splits are balanced). No network and no pretraining: the bar a fine-tuned model must clear, and a strong
+    one when labels are plentiful.
+    """
+
+    def __init__(self, orders=(1, 2, 3, 4)):
+        self.orders = tuple(orders)
+        if not self.orders or any(not isinstance(n, int) or n < 1 for n in self.orders):
+            raise ValueError(f"orders must be whole numbers >= 1, got {orders!r}.")
+        self.counts: dict[int, Counter] = {}
+
+    def _grams(self, text: str) -> Counter:
+        return Counter(text[i:i + n] for n in self.orders for i in range(len(text) - n + 1))
+
+    def fit(self, texts, labels) -> "NgramNaiveBayes":
+        texts, labels = list(texts), [int(y) for y in labels]
+        if not texts or len(texts) != len(labels):
+            raise ValueError(f"fit needs as many labels as texts (got {len(texts)} texts, {len(labels)} labels).")
+        self.counts = {}
+        for text, y in zip(texts, labels):
+            self.counts.setdefault(y, Counter()).update(self._grams(text))
+        if len(self.counts) < 2:
+            raise ValueError("fit needs examples of at least two labels.")
+        self._vocab = len(set().union(*self.counts.values()))
+        self._totals = {y: sum(c.values()) for y, c in self.counts.items()}
+        return self
+
+    def predict(self, texts) -> list[int]:
+        if not self.counts:
+            raise ValueError("Call fit(texts, labels) first.")
+        out = []
+        for text in texts:
+            grams = self._grams(text)
+            score = {y: sum(k * math.log((c[g] + 1) / (self._totals[y] + self._vocab)) for g, k in grams.items())
+                     for y, c in self.counts.items()}
+            out.append(max(sorted(score), key=score.get))
+        return out
+
+    def accuracy(self, texts, labels) -> float:
+        labels = [int(y) for y in labels]
+        return sum(p == y for p, y in zip(self.predict(texts), labels)) / len(labels)

@@ -1,0 +1,188 @@
+"""Fine-tuning's payoff, measured: verse or prose, by label budget, pretrained against from scratch.
+
+    python -m mlm_lib.experiments.finetune curve --out mlm_lib/course/assets/results/finetune_curve.json
+    python -m mlm_lib.experiments.finetune lr    --out mlm_lib/course/assets/results/finetune_lr.json
+    python -m mlm_lib.experiments.finetune curve --preset smoke --out /tmp/curve.json   # seconds: the tests
+
+* curve: for each label budget (50, 200, 1,000 and every training example) and seed, the same training
+  examples go to six learners: the course's pretrained model fine-tuned whole, pooling [CLS] ("pretrained") or
+  the mean of all positions ("pretrained, mean"); the same with its encoder frozen ("frozen", "frozen, mean":
+  only the pooler and classifier learn, BERT's feature-based approach); the same network from random weights
+  ("scratch"); and a character n-gram naive Bayes count model. Accuracy on the held-out test plays (and on the
+  validation plays).
+* lr: the learning rate of each network learner, chosen on the validation plays (never on the test plays):
+  three rates each, at 200 examples and at every example, seed 0. The curve uses, for each learner, the rate with
+  the best mean validation accuracy over those two budgets (`LEARNING_RATES`).
+
+Every network learner fine-tunes for the same number of steps and examples per step (notebook 11, §3).
+Results are written after every run; `--resume` continues a stopped experiment. Notebook 11, §4, plots them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import torch
+
+from ..baselines import NgramNaiveBayes
+from ..checkpoints import load_checkpoint
+from ..finetune import (LABEL_NAMES, TASK_MAX_LEN, encode_examples, evaluate_classifier, fine_tune, label_budget,
+                        task_splits)
+from ..model import BertForMLM, BertForSequenceClassification
+from ..pairs import load_documents
+from ._args import machine, output_file, today, whole_number, write_json
+
+# learner: (start from, pooling, encoder frozen)
+METHODS = {
+    "pretrained": ("pretrained", "cls", False),
+    "pretrained, mean": ("pretrained", "mean", False),
+    "frozen": ("pretrained", "cls", True),
+    "frozen, mean": ("pretrained", "mean", True),
+    "scratch": ("scratch", "cls", False),
+}
+# chosen on the validation plays by the `lr` experiment (results/finetune_lr.json): for each learner, the rate
+# with the best mean validation accuracy over its two budgets
+LEARNING_RATES = {"pretrained": 3e-4, "pretrained, mean": 3e-4, "frozen": 3e-3, "frozen, mean": 3e-3, "scratch": 3e-4}
+SWEEP = {"pretrained": (1e-4, 3e-4, 1e-3), "pretrained, mean": (1e-4, 3e-4, 1e-3), "frozen": (1e-3, 3e-3, 1e-2),
+         "frozen, mean": (1e-3, 3e-3, 1e-2), "scratch": (1e-4, 3e-4, 1e-3)}
+
+PRESETS = {
+    "full": dict(budgets=(50, 200, 1000, "all"), seeds=(0, 1), steps=300, batch_size=32, dropout=0.1,
+                 sweep_budgets=(200, "all")),
+    "smoke": dict(budgets=(20,), seeds=(0,), steps=3, batch_size=8, dropout=0.1, sweep_budgets=(20,),
+                  test_examples=32),
+}
+
+
+def default_model_path():
+    """The shipped character model: the `pretrained` learner's starting point."""
+    from importlib.resources import files
+
+    return files("mlm_lib.course.assets") / "checkpoints" / "shakespeare-char.pt"
+
+
+def run(method: str, budget, seed: int, lr: float | None, data: dict, settings: dict) -> dict:
+    """One learner on one budget and seed: its record, with validation and test accuracy."""
+    checkpoint, splits, encoded = data["checkpoint"], data["splits"], data["encoded"]
+    examples = splits["train"]["examples"]
+    n = len(examples) // 2 * 2 if budget == "all" else budget
+    chosen = label_budget(examples, n, seed)
+    start = time.perf_counter()
+    record = {"method": method, "budget": budget, "examples": n, "seed": seed}
+    if method == "naive Bayes":
+        model = NgramNaiveBayes().fit([t[: TASK_MAX_LEN - 2] for t, _ in chosen], [y for _, y in chosen])
+        for split in ("validation", "test"):
+            ex = splits[split]["examples"]
+            record[split] = {"accuracy": model.accuracy([t[: TASK_MAX_LEN - 2] for t, _ in ex], [y for _, y in ex])}
+    else:
+        start_from, pooling, frozen = METHODS[method]
+        torch.manual_seed(seed)  # the classifier's random weights (and the scratch encoder's)
+        base = checkpoint.model if start_from == "pretrained" else BertForMLM(checkpoint.model.config)
+        model = BertForSequenceClassification.from_encoder(base, len(LABEL_NAMES), label_names=LABEL_NAMES,
+                                                           pooling=pooling, dropout=settings["dropout"])
+        history = fine_tune(model, encode_examples(chosen, checkpoint.tokenizer, TASK_MAX_LEN),
+                            steps=settings["steps"], batch_size=settings["batch_size"], lr=lr,
+                            warmup_steps=max(1, settings["steps"] // 10), freeze_encoder=frozen, seed=seed)
+        record.update(lr=lr, final_train_loss=sum(history["loss"][-20:]) / len(history["loss"][-20:]))
+        for split in ("validation", "test"):
+            record[split] = evaluate_classifier(model, encoded[split])
+    record["seconds"] = time.perf_counter() - start
+    return record
+
+
+def plan(experiment: str, settings: dict) -> list[tuple]:
+    """(method, budget, seed, lr) of every run, in the order they run: seed by seed, so a stopped experiment
+    still compares every learner."""
+    if experiment == "lr":
+        return [(m, b, 0, lr) for b in settings["sweep_budgets"] for m in METHODS for lr in SWEEP[m]]
+    return [(m, b, s, LEARNING_RATES.get(m)) for s in settings["seeds"] for b in settings["budgets"]
+            for m in (*METHODS, "naive Bayes")]
+
+
+def summary(runs: list[dict]) -> dict:
+    """Mean test (and validation) accuracy per (method, budget[, lr]), over seeds: keys like 'pretrained @ 200'."""
+    out = {}
+    for r in runs:
+        key = f"{r['method']} @ {r['budget']}" + (f" lr {r['lr']:g}" if "lr" in r and r.get("sweep") else "")
+        out.setdefault(key, []).append(r)
+    return {k: {"seeds": len(v), "test_accuracy": sum(r["test"]["accuracy"] for r in v) / len(v),
+                "validation_accuracy": sum(r["validation"]["accuracy"] for r in v) / len(v)} for k, v in out.items()}
+
+
+def results_table(result: dict) -> str:
+    """The Markdown table README and results/README.md show (a test keeps them equal): test accuracy per learner
+    (rows) and label budget (columns), mean over seeds with each seed's in brackets."""
+    runs = result["runs"]
+    learners = list(dict.fromkeys(r["method"] for r in runs))
+    budgets = list(dict.fromkeys(r["examples"] for r in runs))
+    lines = ["| learner | " + " | ".join(f"{n:,} labels" for n in budgets) + " |", "|" + "---|" * (len(budgets) + 1)]
+    for m in learners:
+        cells = []
+        for n in budgets:
+            each = [r["test"]["accuracy"] for r in runs if r["method"] == m and r["examples"] == n]
+            cells.append(f"{sum(each) / len(each):.1%}" + (f" ({' / '.join(f'{a:.1%}' for a in each)})" if len(each) > 1 else ""))
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("experiment", choices=("curve", "lr"))
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="full")
+    parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every run)")
+    parser.add_argument("--model", help="the pretrained model.pt to fine-tune (default: the shipped character model)")
+    parser.add_argument("--seeds", type=whole_number(0), nargs="+", help="seeds to run (default: the preset's)")
+    parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
+    args = parser.parse_args(argv)
+    out = output_file(parser, "--out", args.out)
+    settings = dict(PRESETS[args.preset])
+    if args.seeds:
+        settings["seeds"] = tuple(args.seeds)
+    runs, commands, base_seconds = [], [], 0.0
+    if args.resume and out.exists():
+        previous = json.loads(out.read_text())
+        base_seconds = previous.get("seconds", 0.0)
+        if previous.get("experiment") != args.experiment or previous.get("preset") != args.preset:
+            parser.error(f"--resume: {out} holds another experiment or preset; give a new --out")
+        runs, commands = previous["runs"], previous["commands"]
+    elif out.exists():
+        parser.error(f"{out} exists: give --resume to continue it, or another --out")
+    model_path = args.model or default_model_path()
+    checkpoint = load_checkpoint(model_path)
+    splits = task_splits(load_documents())
+    if settings.get("test_examples"):  # the smoke preset: small held-out sets, so a test takes seconds
+        for split in ("validation", "test"):
+            splits[split]["examples"] = splits[split]["examples"][: settings["test_examples"]]
+    encoded = {s: encode_examples(splits[s]["examples"], checkpoint.tokenizer, TASK_MAX_LEN) for s in ("validation", "test")}
+    data = {"checkpoint": checkpoint, "splits": splits, "encoded": encoded}
+    done = {(r["method"], r["budget"], r["seed"], r.get("lr")) for r in runs}
+    started = time.perf_counter()
+    for method, budget, seed, lr in plan(args.experiment, settings):
+        if (method, budget, seed, lr) in done:
+            continue
+        print(f"{args.experiment}: {method}, budget {budget}, seed {seed}" + (f", lr {lr:g}" if lr else ""),
+              file=sys.stderr, flush=True)
+        record = run(method, budget, seed, lr, data, settings)
+        record["sweep"] = args.experiment == "lr"
+        runs.append(record)
+        command = "python -m mlm_lib.experiments.finetune " + " ".join(sys.argv[1:] if argv is None else argv)
+        result = {"experiment": args.experiment, "commands": commands + ([command] if command not in commands else []),
+                  "date": today(), "machine": machine(), "preset": args.preset,
+                  "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()},
+                  "learning_rates": LEARNING_RATES if args.experiment == "curve" else {k: list(v) for k, v in SWEEP.items()},
+                  "model": str(args.model or "shipped: mlm_lib/course/assets/checkpoints/shakespeare-char.pt"),
+                  "max_len": TASK_MAX_LEN,
+                  "splits": {s: {"plays": v["plays"], "examples": len(v["examples"])} for s, v in splits.items()},
+                  "seconds": base_seconds + time.perf_counter() - started,
+                  "runs": runs, "summary": summary(runs)}
+        write_json(out, result)
+        print(f"  test {record['test']['accuracy']:.3f}, validation {record['validation']['accuracy']:.3f}, "
+              f"{record['seconds']:.0f} s", file=sys.stderr, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

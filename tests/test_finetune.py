@@ -1,0 +1,215 @@
+"""Part 3: the classifier equal to Hugging Face's, the verse-or-prose task, fine-tuning, the count baseline,
+the causal mask, and the fine-tuning command with its shipped results."""
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from mlm_lib import (BertConfig, BertForMLM, BertForPreTraining, BertForSequenceClassification, NgramNaiveBayes,
+                     fine_tune, from_hf, load_checkpoint, save_checkpoint, to_hf)
+from mlm_lib.finetune import (LABEL_NAMES, PROSE, VERSE, classify, encode_examples, encode_texts, evaluate_classifier,
+                              label_budget, labelled_speeches, task_splits, verse_or_prose)
+from mlm_lib.pairs import load_documents
+
+from test_model import CONFIG, inputs, randomise
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_classifier_equals_hugging_face_both_ways():
+    ours = randomise(BertForSequenceClassification(CONFIG, 3, label_names=["a", "b", "c"])).eval()
+    ids, mask, types = inputs()
+    hf = to_hf(ours)
+    assert type(hf).__name__ == "BertForSequenceClassification" and hf.config.id2label[2] == "c"
+    with torch.no_grad():
+        torch.testing.assert_close(ours(ids, mask, types), hf(input_ids=ids, attention_mask=mask,
+                                                              token_type_ids=types).logits, atol=1e-5, rtol=1e-5)
+        back = from_hf(randomise(hf)).eval()
+        torch.testing.assert_close(back(ids, mask, types), hf(input_ids=ids, attention_mask=mask,
+                                                              token_type_ids=types).logits, atol=1e-5, rtol=1e-5)
+    assert isinstance(back, BertForSequenceClassification) and back.label_names == ["a", "b", "c"]
+    assert sum(p.numel() for p in hf.parameters()) == ours.num_parameters()
+
+
+def test_classifier_starts_from_the_pretrained_encoder_and_pooler():
+    pretrained = randomise(BertForPreTraining(CONFIG))
+    clf = BertForSequenceClassification.from_encoder(pretrained, 2, dropout=0.1)
+    assert clf.config.dropout == 0.1 and pretrained.config.dropout == 0.0
+    theirs = pretrained.state_dict()
+    for name, value in clf.state_dict().items():
+        if not name.startswith("classifier"):
+            assert torch.equal(value, theirs[name]), name
+    clf.embeddings.word.weight.data.zero_()  # a copy, not shared
+    assert theirs["embeddings.word.weight"].abs().sum() > 0
+    # from an MLM model (no pooler), the pooler starts fresh
+    assert BertForSequenceClassification.from_encoder(BertForMLM(CONFIG)).pooler.weight.std() < 0.05
+
+
+def test_mean_pooling_ignores_padding():
+    clf = randomise(BertForSequenceClassification(CONFIG, 2, pooling="mean")).eval()
+    ids = torch.randint(5, CONFIG.vocab_size, (1, 10))
+    padded = torch.cat([ids, torch.zeros(1, 6, dtype=torch.long)], 1)
+    mask = torch.cat([torch.ones(1, 10), torch.zeros(1, 6)], 1).long()
+    with torch.no_grad():
+        torch.testing.assert_close(clf(ids), clf(padded, mask), atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="pools 'mean'"):
+        to_hf(clf)
+
+
+def test_classifier_arguments_are_checked():
+    with pytest.raises(ValueError, match="num_labels"):
+        BertForSequenceClassification(CONFIG, 1)
+    with pytest.raises(ValueError, match="pooling"):
+        BertForSequenceClassification(CONFIG, 2, pooling="max")
+    with pytest.raises(ValueError, match="position 0 sees only itself"):
+        BertForSequenceClassification(BertConfig(vocab_size=30, d_model=16, n_heads=2, causal=True), 2)
+    with pytest.raises(TypeError, match="from_encoder"):
+        fine_tune(BertForMLM(CONFIG), {})
+
+
+def test_classifier_checkpoint_round_trip(tmp_path, small_tokenizer):
+    config = BertConfig(vocab_size=small_tokenizer.vocab_size, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_len=20)
+    clf = randomise(BertForSequenceClassification(config, 2, label_names=LABEL_NAMES)).eval()
+    save_checkpoint(tmp_path / "c.pt", clf, small_tokenizer)
+    back = load_checkpoint(tmp_path / "c.pt").model.eval()
+    assert isinstance(back, BertForSequenceClassification) and back.label_names == list(LABEL_NAMES)
+    ids = torch.randint(5, config.vocab_size, (2, 12))
+    with torch.no_grad():
+        torch.testing.assert_close(back(ids), clf(ids))
+    with pytest.raises(ValueError, match="classifier with"):
+        load_checkpoint(tmp_path / "c.pt", model=BertForSequenceClassification(config, 3))
+
+
+def test_causal_mask_hides_the_future_only():
+    config = BertConfig(vocab_size=30, d_model=16, n_layers=2, n_heads=2, d_ff=32, max_len=20, dropout=0.0, causal=True)
+    model = randomise(BertForMLM(config)).eval()
+    ids = torch.randint(5, 30, (2, 12))
+    later = ids.clone()
+    later[:, 7:] = 5
+    with torch.no_grad():
+        a, b = model(ids), model(later)
+        torch.testing.assert_close(a[:, :7], b[:, :7])      # positions 0..6 never read 7..
+        assert (a[:, 7:] - b[:, 7:]).abs().max() > 1e-3
+        # fused and written-out attention agree with the causal mask too
+        torch.testing.assert_close(torch.stack(model.attentions(ids)).triu(1).abs().max(), torch.tensor(0.0))
+    with pytest.raises(ValueError, match="left-to-right"):
+        to_hf(model)
+
+
+# ---- the task -------------------------------------------------------------------------------------------
+
+def test_verse_or_prose_rule():
+    assert verse_or_prose("HAMLET:\nTo be, or not to be, that is the question:\nWhether 'tis nobler in the mind") == VERSE
+    assert verse_or_prose("SIR TOBY BELCH:\nWhat a plague means my niece, to take the death of\nher brother thus?") == PROSE
+    assert verse_or_prose("MARIA:\nAy, he.") is None                       # one line: cannot be told
+    assert verse_or_prose("A:\nOne line\nAnd another\nbut then lower case") == PROSE
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return task_splits(load_documents())
+
+
+def test_splits_are_by_play_balanced_and_hold_out_the_course_plays(splits):
+    plays = [set(s["plays"]) for s in splits.values()]
+    assert not (plays[0] & plays[1] or plays[0] & plays[2] or plays[1] & plays[2])
+    assert splits["test"]["plays"] == ["romeo-and-juliet", "timon-of-athens"]  # never seen by the shipped model
+    for split in splits.values():
+        labels = [y for _, y in split["examples"]]
+        assert labels.count(VERSE) == labels.count(PROSE) > 100
+    speeches = labelled_speeches(load_documents())
+    texts = {t for p in splits["test"]["plays"] for t, _ in speeches[p]}
+    assert not texts & {t for t, _ in splits["train"]["examples"]} - {""}
+    assert all("\n" not in t for t, _ in splits["train"]["examples"][:500])
+
+
+def test_label_budget_is_balanced_and_seeded(splits):
+    a = label_budget(splits["train"]["examples"], 50, 0)
+    assert len(a) == 50 and sum(y for _, y in a) == 25
+    assert a == label_budget(splits["train"]["examples"], 50, 0) != label_budget(splits["train"]["examples"], 50, 1)
+    with pytest.raises(ValueError, match="of each label"):
+        label_budget(splits["train"]["examples"], 10**6, 0)
+
+
+def test_encode_texts_wraps_cuts_and_pads(small_tokenizer):
+    data = encode_texts(["abc", "abcdefghij"], small_tokenizer, 6)
+    assert data["input_ids"].tolist()[0][:5] == [small_tokenizer.cls_id, *small_tokenizer.encode("abc").tolist(),
+                                                 small_tokenizer.sep_id]
+    assert data["input_ids"][0, 5] == small_tokenizer.pad_id and data["attention_mask"].tolist() == [[1] * 5 + [0], [1] * 6]
+    assert data["input_ids"][1, -1] == small_tokenizer.sep_id
+
+
+def test_naive_bayes_learns_an_easy_split():
+    nb = NgramNaiveBayes().fit(["aaab", "aaba", "abaa"] * 3 + ["bbba", "bbab", "babb"] * 3, [0] * 9 + [1] * 9)
+    assert nb.predict(["aaaa", "bbbb"]) == [0, 1] and nb.accuracy(["aab", "bba"], [0, 1]) == 1.0
+    with pytest.raises(ValueError, match="fit"):
+        NgramNaiveBayes().predict(["a"])
+
+
+def test_fine_tuning_learns_a_learnable_task(small_tokenizer):
+    """Texts of 'a's against texts of 'b's: a few dozen steps from random weights must separate them."""
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=small_tokenizer.vocab_size, d_model=32, n_layers=1, n_heads=2, d_ff=64, max_len=16,
+                        dropout=0.0)
+    g = torch.Generator().manual_seed(0)
+    def text(letter):
+        return "".join(letter if torch.rand(1, generator=g) < 0.7 else "c" for _ in range(10))
+    examples = [(text("a"), 0) for _ in range(40)] + [(text("b"), 1) for _ in range(40)]
+    data = encode_examples(examples, small_tokenizer, 12)
+    model = BertForSequenceClassification(config, 2, label_names=LABEL_NAMES)
+    before = evaluate_classifier(model, data)["loss"]
+    history = fine_tune(model, data, steps=60, batch_size=16, lr=3e-3, warmup_steps=5)
+    after = evaluate_classifier(model, data)
+    assert after["accuracy"] > 0.95 and after["loss"] < before and len(history["loss"]) == 60
+    assert classify(model, ["aaaaaaaa"], small_tokenizer)[0]["label"] == "verse"
+    frozen = BertForSequenceClassification(config, 2)
+    encoder_before = frozen.layers[0].ff_in.weight.clone()
+    fine_tune(frozen, data, steps=5, batch_size=16, freeze_encoder=True)
+    assert torch.equal(frozen.layers[0].ff_in.weight, encoder_before) and frozen.layers[0].ff_in.weight.requires_grad
+    with pytest.raises(ValueError, match="Labels must lie"):
+        fine_tune(model, {**data, "labels": data["labels"] + 5})
+
+
+# ---- the command and its shipped results ---------------------------------------------------------------
+
+@pytest.mark.slow
+def test_finetune_command_smoke(tmp_path):
+    from mlm_lib.experiments import finetune
+
+    out = tmp_path / "curve.json"
+    assert finetune.main(["curve", "--preset", "smoke", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert {r["method"] for r in result["runs"]} == {*finetune.METHODS, "naive Bayes"}
+    assert all(0 <= r["test"]["accuracy"] <= 1 for r in result["runs"])
+    with pytest.raises(SystemExit):
+        finetune.main(["curve", "--preset", "smoke", "--out", str(out)])  # exists, no --resume
+    assert finetune.main(["curve", "--preset", "smoke", "--out", str(out), "--resume"]) == 0
+    assert len(json.loads(out.read_text())["runs"]) == len(result["runs"])  # nothing left to run
+
+
+def test_shipped_learning_curve_is_complete_reproducible_and_in_the_readmes(splits):
+    from mlm_lib.course.assets import load_json_results
+    from mlm_lib.experiments import finetune
+
+    curve, sweep = load_json_results("finetune_curve"), load_json_results("finetune_lr")
+    planned = finetune.plan("curve", finetune.PRESETS["full"])
+    assert sorted((r["method"], str(r["budget"]), r["seed"]) for r in curve["runs"]) == sorted(
+        (m, str(b), s) for m, b, s, _ in planned)
+    assert curve["learning_rates"] == finetune.LEARNING_RATES
+    for method, rates in sweep["learning_rates"].items():  # each rate is the best on the validation plays
+        mean = {lr: sum(r["validation"]["accuracy"] for r in sweep["runs"] if r["method"] == method and r["lr"] == lr)
+                for lr in rates}
+        assert finetune.LEARNING_RATES[method] == max(mean, key=mean.get), method
+    assert curve["splits"]["test"]["plays"] == splits["test"]["plays"]
+    # the count model's runs are recomputed here exactly (no network: seconds)
+    for r in curve["runs"]:
+        if r["method"] == "naive Bayes" and r["examples"] <= 1000:
+            chosen = label_budget(splits["train"]["examples"], r["examples"], r["seed"])
+            nb = NgramNaiveBayes().fit([t[:62] for t, _ in chosen], [y for _, y in chosen])
+            test = splits["test"]["examples"]
+            assert nb.accuracy([t[:62] for t, _ in test], [y for _, y in test]) == r["test"]["accuracy"]
+    table = finetune.results_table(curve)
+    assert table in (ROOT / "README.md").read_text(), "README's table must be results_table(the shipped JSON)"
+    assert table in (ROOT / "mlm_lib/course/assets/results/README.md").read_text()
