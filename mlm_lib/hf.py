@@ -1,0 +1,105 @@
+"""The course's models as Hugging Face folders: `save_pretrained(model, tokenizer, folder)`.
+
+Taught in notebook 12 (the model in Hugging Face). The folder holds what `transformers` loads offline:
+`config.json` and the weights as `model.safetensors` (no pickle: loading runs no code), written by
+`transformers`' own `save_pretrained` from the model `model.to_hf` builds, and the tokenizer's files:
+a `PreTrainedTokenizerFast` built with the `tokenizers` library that gives the same ids as ours (a test
+checks it on Shakespeare and Korean):
+* for WordPiece: BERT's normaliser and pre-tokeniser and a WordPiece model (greedy longest match, `##`), as in
+  `BertTokenizerFast`;
+* for characters: a word-level model whose words are single characters (every character, spaces and line
+  breaks included, is split off on its own) and a decoder that joins them without spaces;
+with the course's five special tokens. A model is given its input as it was trained: the course pretrains
+its MLM models on plain windows of text, so their tokenizer adds nothing; a classifier and a pair model read
+`[CLS] A [SEP]` (`[CLS] A [SEP] B [SEP]`, token types 0 and 1, for a pair), and their tokenizer adds those.
+`AutoModelForMaskedLM`, `AutoTokenizer`, `pipeline("fill-mask", ...)` and, for a fine-tuned classifier,
+`AutoModelForSequenceClassification` and `pipeline("text-classification", ...)` then read the folder.
+
+`max_length` becomes the tokenizer's `model_max_length`: set it to the longest input the model was trained on
+(the shipped character model: 64 characters, though its position table has 128 rows), so that Hugging Face
+warns about, or with `truncation=True` cuts, text the model has not learnt to read.
+"""
+from __future__ import annotations
+
+import numbers
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from .data import CharTokenizer
+from .model import BertForMLM, to_hf
+from .wordpiece import WordPieceTokenizer
+
+
+def hf_tokenizer(tokenizer, max_length: int | None = None, *, special_tokens: bool = True):
+    """A Hugging Face fast tokenizer giving the same ids as `tokenizer` (ours), built with `tokenizers`.
+
+    `special_tokens`: whether a text is read as `[CLS] text [SEP]` (a pair as `[CLS] A [SEP] B [SEP]`), as the
+    course's classifiers and pair models were trained; the course pretrains its MLM models on plain windows
+    of text, with no `[CLS]` or `[SEP]`, so their tokenizer adds none.
+    """
+    if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, numbers.Integral)
+                                   or max_length < 3):
+        raise ValueError(f"max_length must be a whole number >= 3, got {max_length!r}.")
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {t: i for i, t in enumerate(tokenizer.tokens)}
+    if isinstance(tokenizer, WordPieceTokenizer):  # BERT's normaliser and pre-tokeniser, greedy longest match
+        fast = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]", max_input_chars_per_word=100))
+        fast.normalizer = normalizers.BertNormalizer(clean_text=True, handle_chinese_chars=True,
+                                                     strip_accents=None, lowercase=tokenizer.lowercase)
+        fast.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        fast.decoder = decoders.WordPiece(prefix="##")
+    elif isinstance(tokenizer, CharTokenizer):
+        fast = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+        fast.pre_tokenizer = pre_tokenizers.Split(Regex(r"[\s\S]"), behavior="isolated")  # every character alone
+        fast.decoder = decoders.Fuse()  # characters back to text, nothing between them
+    else:
+        raise TypeError(f"Expected the course's CharTokenizer or WordPieceTokenizer, got {type(tokenizer).__name__}.")
+    cls, sep = tokenizer.cls_id, tokenizer.sep_id
+    if special_tokens:
+        fast.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls), ("[SEP]", sep)])
+    else:
+        fast.post_processor = processors.TemplateProcessing(single="$A", pair="$A $B:1", special_tokens=[])
+    limit = {} if max_length is None else {"model_max_length": int(max_length)}
+    return PreTrainedTokenizerFast(tokenizer_object=fast, clean_up_tokenization_spaces=False, unk_token="[UNK]",
+                                   model_input_names=["input_ids", "token_type_ids", "attention_mask"],
+                                   pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
+                                   **limit)
+
+
+def save_pretrained(model, tokenizer, folder, *, max_length: int | None = None, overwrite: bool = False) -> Path:
+    """Write `model` (BertForMLM, BertForPreTraining or BertForSequenceClassification) and its tokenizer as a
+    Hugging Face folder. The folder appears whole or not at all: everything is written to a temporary folder
+    beside it first. An existing folder is replaced only with `overwrite=True`."""
+    folder = Path(folder)
+    if tokenizer.vocab_size != model.config.vocab_size:
+        raise ValueError(f"Tokenizer has {tokenizer.vocab_size} tokens but the model {model.config.vocab_size}: "
+                         "they do not belong together.")
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"{folder} is a file: give a folder to write the model into.")
+    if folder.exists() and any(folder.iterdir()) and not overwrite:
+        raise FileExistsError(f"{folder} already holds files: choose a new folder, or pass overwrite=True to replace it.")
+    hf_tok = hf_tokenizer(tokenizer, max_length, special_tokens=not type(model) is BertForMLM)
+    hf = to_hf(model)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        hf.save_pretrained(tmp)
+        hf_tok.save_pretrained(tmp)
+        if not (tmp / "model.safetensors").is_file():
+            raise RuntimeError(f"transformers did not write model.safetensors (it wrote {sorted(os.listdir(tmp))}).")
+        if folder.exists():
+            old = folder.with_name(f".{folder.name}.old.{os.getpid()}")
+            folder.replace(old)
+            tmp.replace(folder)
+            shutil.rmtree(old)
+        else:
+            tmp.replace(folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return folder
