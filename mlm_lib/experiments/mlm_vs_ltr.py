@@ -1,0 +1,154 @@
+"""Masked against left-to-right pretraining, measured downstream: BERT's Figure 5 at the course's scale.
+
+    python -m mlm_lib.experiments.mlm_vs_ltr --out mlm_lib/course/assets/results/mlm_vs_ltr.json
+    python -m mlm_lib.experiments.mlm_vs_ltr --preset smoke --out /tmp/ltr.json   # seconds: what the tests run
+
+Two models of the course's size start from the same random weights. One is pretrained as a masked LM (BERT's
+15% and 80/10/10), the other, with a causal mask, to predict the next character; both read the same number
+of tokens per step, in windows that grow from 16 to 64 characters over the first half (the shipped model's
+recipe, notebook 07), with the same optimiser and schedule. Each objective's own held-out loss is logged as
+it trains; at chosen steps a copy of each model is fine-tuned on notebook 11's verse-or-prose task (mean
+pooling for both, since a left-to-right model's [CLS] sees only itself; the causal mask kept in fine-tuning,
+as BERT did for its left-to-right model) and tested on the held-out plays.
+Results are written after every fine-tuning; notebook 13 plots them.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+import torch
+
+from ..curriculum import linear
+from ..data import prepare_data
+from ..finetune import LABEL_NAMES, TASK_MAX_LEN, encode_examples, evaluate_classifier, fine_tune, label_budget, task_splits
+from ..ltr import evaluate_next_token, next_token_batch
+from ..model import MODEL_SIZES, BertConfig, BertForMLM, BertForSequenceClassification
+from ..pairs import load_documents
+from ..training import TrainConfig, evaluate, lr_factor, make_optimizer, train_step, training_batch
+from ._args import machine, output_file, today, write_json
+from .finetune import LEARNING_RATES
+
+OBJECTIVES = ("masked", "left-to-right")
+
+PRESETS = {
+    "full": dict(sizes=MODEL_SIZES["course"], steps=1200, tokens_per_batch=4096, short=16, long=64, lr=2e-3,
+                 warmup_steps=60, log_every=50, eval_windows=128, checkpoints=(150, 300, 600, 1200), budget=200,
+                 finetune_seeds=(0, 1), finetune_steps=300, seed=0),
+    "smoke": dict(sizes=MODEL_SIZES["smoke"], steps=8, tokens_per_batch=256, short=16, long=32, lr=3e-3,
+                  warmup_steps=2, log_every=4, eval_windows=8, checkpoints=(4, 8), budget=16, finetune_seeds=(0,),
+                  finetune_steps=2, seed=0, test_examples=16),
+}
+
+
+def pretrain(objective: str, data: dict, s: dict, on_checkpoint) -> dict:
+    """Pretrain one model with `objective`; call `on_checkpoint(model, step)` at each of `s["checkpoints"]`."""
+    tokenizer, train_ids, val_ids = data["tokenizer"], data["train_ids"], data["val_ids"]
+    torch.manual_seed(s["seed"])  # the same initial weights for both objectives (the mask has no weights)
+    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, causal=objective == "left-to-right", **s["sizes"]))
+    config = TrainConfig(steps=s["steps"], tokens_per_batch=s["tokens_per_batch"],
+                         schedule=linear(s["short"], s["long"], until=0.5), lr=s["lr"], warmup_steps=s["warmup_steps"],
+                         seed=s["seed"])
+    optimizer = make_optimizer(model, config)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda t: lr_factor(t, config.warmup_steps, config.steps))
+    generator = torch.Generator().manual_seed(s["seed"])
+    history = {"step": [], "tokens": [], "seconds": [], "val_loss": [], "val_accuracy": []}
+    tokens, start = 0, time.perf_counter()
+    model.train()
+    for step in range(config.steps):
+        if objective == "masked":
+            inputs, labels = training_batch(train_ids, tokenizer, config, step, generator)
+        else:
+            progress = step / config.steps
+            inputs, labels = next_token_batch(train_ids, config.schedule.batch_size_at(progress, config.tokens_per_batch),
+                                              config.schedule.length_at(progress), generator)
+        train_step(model, optimizer, inputs, labels, grad_clip=config.grad_clip)
+        scheduler.step()
+        tokens += inputs.numel()
+        done = step + 1
+        if done % s["log_every"] == 0 or done in s["checkpoints"]:
+            if objective == "masked":
+                result = evaluate(model, tokenizer, val_ids, length=s["long"], windows=s["eval_windows"])
+            else:
+                result = evaluate_next_token(model, val_ids, length=s["long"], windows=s["eval_windows"])
+            for key, value in (("step", done), ("tokens", tokens), ("seconds", time.perf_counter() - start),
+                               ("val_loss", result["loss"]), ("val_accuracy", result["accuracy"])):
+                history[key].append(value)
+            model.train()
+        if done in s["checkpoints"]:
+            paused = time.perf_counter()
+            on_checkpoint(model, done)
+            start += time.perf_counter() - paused  # pretraining time excludes the fine-tunings
+            model.train()
+    return history
+
+
+def finetune_at(model, data: dict, s: dict, seed: int) -> dict:
+    """Fine-tune a copy of `model` (mean pooling; the causal mask kept) on verse or prose; test accuracy."""
+    torch.manual_seed(seed)
+    clf = BertForSequenceClassification.from_encoder(model, len(LABEL_NAMES), label_names=LABEL_NAMES, pooling="mean",
+                                                     dropout=0.1)
+    chosen = label_budget(data["splits"]["train"]["examples"], s["budget"], seed)
+    start = time.perf_counter()
+    fine_tune(clf, encode_examples(chosen, data["tokenizer"], TASK_MAX_LEN), steps=s["finetune_steps"],
+              lr=LEARNING_RATES["pretrained, mean"], warmup_steps=max(1, s["finetune_steps"] // 10), seed=seed)
+    return {**evaluate_classifier(clf, data["test"]), "seconds": time.perf_counter() - start}
+
+
+def results_table(result: dict) -> str:
+    """The Markdown table README and results/README.md show (a test keeps them equal): fine-tuned test accuracy
+    by pretraining steps, mean over fine-tuning seeds with each seed's in brackets."""
+    steps = list(dict.fromkeys(r["pretraining_steps"] for r in result["finetuned"]))
+    lines = ["| pretrained with | " + " | ".join(f"{s:,} steps" for s in steps) + " |", "|" + "---|" * (len(steps) + 1)]
+    for objective in OBJECTIVES:
+        cells = []
+        for s in steps:
+            each = [r["accuracy"] for r in result["finetuned"] if r["objective"] == objective and r["pretraining_steps"] == s]
+            cells.append(f"{sum(each) / len(each):.1%} ({' / '.join(f'{a:.1%}' for a in each)})" if each else "—")
+        lines.append(f"| {objective} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="full")
+    parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every fine-tuning)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    args = parser.parse_args(argv)
+    out = output_file(parser, "--out", args.out)
+    if out.exists() and not args.overwrite:
+        parser.error(f"{out} exists: give another --out, or --overwrite to replace it")
+    s = dict(PRESETS[args.preset])
+    tokenizer, train_ids, val_ids = prepare_data()
+    splits = task_splits(load_documents())
+    if s.get("test_examples"):
+        splits["test"]["examples"] = splits["test"]["examples"][: s["test_examples"]]
+    data = {"tokenizer": tokenizer, "train_ids": train_ids, "val_ids": val_ids, "splits": splits,
+            "test": encode_examples(splits["test"]["examples"], tokenizer, TASK_MAX_LEN)}
+    command = "python -m mlm_lib.experiments.mlm_vs_ltr " + " ".join(sys.argv[1:] if argv is None else argv)
+    result = {"command": command, "date": today(), "machine": machine(), "preset": args.preset,
+              "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in s.items()},
+              "objectives": {}, "finetuned": []}
+    started = time.perf_counter()
+    for objective in OBJECTIVES:
+        print(f"pretraining: {objective}", file=sys.stderr, flush=True)
+
+        def on_checkpoint(model, step, objective=objective):
+            for seed in s["finetune_seeds"]:
+                record = {"objective": objective, "pretraining_steps": step, "seed": seed,
+                          **finetune_at(model, data, s, seed)}
+                result["finetuned"].append(record)
+                result["seconds"] = time.perf_counter() - started
+                write_json(out, result)
+                print(f"  step {step}, seed {seed}: test accuracy {record['accuracy']:.3f}", file=sys.stderr, flush=True)
+
+        result["objectives"][objective] = pretrain(objective, data, s, on_checkpoint)
+        result["seconds"] = time.perf_counter() - started
+        write_json(out, result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
