@@ -6,7 +6,9 @@ Concepts (what a learner builds, in the order of the notebooks; none imports `co
     -> curriculum (sequence-length schedules; 07); baselines (what a model must beat; 01, 05, 06);
     dropout (a faster CPU dropout the model uses); wordpiece (BERT's sub-word tokenizer; 08), whose word ids
     whole-word masking uses (masking; 09); pairs (sentence pairs, token types, next-sentence prediction; 10,
-    and RoBERTa's questions; 11) with BertForPreTraining (model).
+    and RoBERTa's questions) with BertForPreTraining (model); finetune (the verse-or-prose task and fine-tuning;
+    11) with BertForSequenceClassification (model) and a count baseline (baselines); hf (the course's models as
+    Hugging Face folders; 12).
 Course aids: `mlm_lib.course` (exercise checks, widgets, plots, student copies, shipped assets).
 Commands: `mlm_lib.experiments` (pretrain, curriculum, bench, whole_word, roberta).
 
@@ -14,15 +16,18 @@ The names below are the public API: `from mlm_lib import mask_tokens, BertForMLM
 """
 __version__ = "0.2.0"
 
-from .attention import MultiHeadAttention, padding_bias, scaled_dot_product_attention, softmax_entropy
-from .baselines import NeighbourCountModel, count_model_baseline, unigram_baseline
+from .attention import MultiHeadAttention, causal_bias, padding_bias, scaled_dot_product_attention, softmax_entropy
+from .baselines import NeighbourCountModel, NgramNaiveBayes, count_model_baseline, unigram_baseline
 from .checkpoints import Checkpoint, load_checkpoint, save_checkpoint
 from .curriculum import LengthSchedule, fixed, linear, step, summarize, tokens_to_reach
 from .data import (SPECIAL_TOKENS, VAL_FRACTION, CharTokenizer, load_corpus, prepare_data, random_windows,
                    train_val_split)
 from .masking import (BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED,
                       MaskingConfig, mask_tokens, mask_whole_words)
-from .model import MODEL_SIZES, BertConfig, BertForMLM, BertForPreTraining, from_hf, to_hf
+from .finetune import classify, encode_examples, evaluate_classifier, fine_tune, task_splits, verse_or_prose
+from .hf import hf_tokenizer, save_pretrained
+from .model import (MODEL_SIZES, BertConfig, BertEncoder, BertForMLM, BertForPreTraining, BertForSequenceClassification,
+                    from_hf, to_hf)
 from .pairs import (PairStream, evaluate_pairs, load_documents, pretraining_loss, sentence_pairs, split_documents,
                     train_pairs)
 from .predict import Prediction, predict_masked
@@ -31,15 +36,18 @@ from .training import (TrainConfig, evaluate, lr_factor, make_optimizer, masked_
 from .wordpiece import WordPieceTokenizer, prepare_wordpiece_data
 
 __all__ = [
-    "MultiHeadAttention", "padding_bias", "scaled_dot_product_attention", "softmax_entropy",
-    "NeighbourCountModel", "count_model_baseline", "unigram_baseline",
+    "MultiHeadAttention", "causal_bias", "padding_bias", "scaled_dot_product_attention", "softmax_entropy",
+    "NeighbourCountModel", "NgramNaiveBayes", "count_model_baseline", "unigram_baseline",
     "Checkpoint", "load_checkpoint", "save_checkpoint",
     "LengthSchedule", "fixed", "linear", "step", "summarize", "tokens_to_reach",
     "SPECIAL_TOKENS", "VAL_FRACTION", "CharTokenizer", "load_corpus", "prepare_data", "random_windows",
     "train_val_split",
     "BERT_MASKING", "EVAL_SEED", "IGNORE_INDEX", "MASKED", "NOT_SELECTED", "OUTCOME_NAMES", "RANDOM", "UNCHANGED",
     "MaskingConfig", "mask_tokens", "mask_whole_words",
-    "MODEL_SIZES", "BertConfig", "BertForMLM", "BertForPreTraining", "from_hf", "to_hf",
+    "classify", "encode_examples", "evaluate_classifier", "fine_tune", "task_splits", "verse_or_prose",
+    "hf_tokenizer", "save_pretrained",
+    "MODEL_SIZES", "BertConfig", "BertEncoder", "BertForMLM", "BertForPreTraining", "BertForSequenceClassification",
+    "from_hf", "to_hf",
     "PairStream", "evaluate_pairs", "load_documents", "pretraining_loss", "sentence_pairs", "split_documents",
     "train_pairs",
     "Prediction", "predict_masked",

@@ -23,6 +23,8 @@ SMALL = {
     "09_whole_word_masking": {"seed": 1, "n_check_tokens": 200_000, "fallback_steps": 20,
                               "passage": "Friends, Romans, countrymen, lend me your ears;"},
     "10_sentence_pairs_and_nsp": {"seed": 1, "max_len": 64, "vocab_size": 1000},
+    "11_fine_tuning": {"seed": 1, "budget": 20, "steps": 5},
+    "12_hugging_face": {"seed": 1, "fine_tune_steps": 3, "text": "Friends, Romans, countrymen"},
 }
 
 # Another language and script, for the "bring your own corpus" runs: a short Korean text written for the
@@ -41,6 +43,7 @@ KOREAN = {
     "03_attention": {"sentence": "처음에는 자주 나오는 글자만 고른다."},
     "06_predictions": {"passage": "책을 천천히 읽는 사람은 모르는 낱말을 만나도"},
     "09_whole_word_masking": {"passage": "가려진 글자를 맞히려면 앞뒤의 글자를 함께 보아야 한다."},
+    "12_hugging_face": {"text": "언어 모델은 문장 속의 빈칸을 채우면서 배운다."},
 }
 
 

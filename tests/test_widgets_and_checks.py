@@ -91,6 +91,24 @@ def _truncate(a, b, max_tokens, fronts):
     return a, b
 
 
+def _verse_or_prose(speech, skip_first=True):
+    lines = speech.splitlines()[1:]
+    if len(lines) < 2:
+        return None
+    starts = [line[0] for line in (lines[1:] if skip_first else lines) if line[0].isalpha()]
+    return 1 if any(c.islower() for c in starts) else 0
+
+
+def _hf_name(name):
+    parts = {"attention.query": "attention.self.query", "attention.key": "attention.self.key",
+             "attention.value": "attention.self.value", "attention.output": "attention.output.dense",
+             "attention_norm": "attention.output.LayerNorm", "ff_in": "intermediate.dense", "ff_out": "output.dense",
+             "ff_norm": "output.LayerNorm"}
+    _, i, rest = name.split(".", 2)
+    part, kind = rest.rsplit(".", 1)
+    return f"bert.encoder.layer.{i}.{parts[part]}.{kind}"
+
+
 RIGHT_AND_WRONG = [
     (checks.check_unigram_loss,
      lambda c: -sum(n / sum(c.values()) * math.log(n / sum(c.values())) for n in c.values()),
@@ -144,6 +162,18 @@ RIGHT_AND_WRONG = [
      + ([1] * L,), "attention_mask is 1 on every real token"),
     (checks.check_truncate, _truncate, lambda a, b, m, f: _truncate(a, b, m, [not x for x in f]), "next value of fronts"),
     (checks.check_truncate, _truncate, lambda a, b, m, f: (a, b), "Trim until"),
+    (checks.check_verse_or_prose, _verse_or_prose, lambda s: _verse_or_prose(s, skip_first=False), "after\\* the first"),
+    (checks.check_verse_or_prose, _verse_or_prose, lambda s: _verse_or_prose(s) if len(s.splitlines()) > 2 else 0,
+     "single line"),
+    (checks.check_mean_pool, lambda h, m: (h * m[..., None]).sum(1) / m.sum(1, keepdim=True),
+     lambda h, m: h.mean(1), "padding included"),
+    (checks.check_hf_name, _hf_name, lambda n: _hf_name(n).replace("bert.", ""), "inside `bert.`"),
+    (checks.check_with_mask, lambda t, p, m: t[:p] + m + t[p + 1:], lambda t, p, m: t[:p] + m + t[p:], "replace"),
+    (checks.check_next_token_pair, lambda w: (w[:-1], w[1:]), lambda w: (w, w), "Shift by one"),
+    (checks.check_next_token_pair, lambda w: (w[:-1], w[1:]), lambda w: (w[1:], w[:-1]), "Backwards"),
+    (checks.check_next_token_loss,
+     lambda lg, ids: torch.nn.functional.cross_entropy(lg[:, :-1].reshape(-1, lg.size(-1)), ids[:, 1:].reshape(-1)),
+     lambda lg, ids: torch.nn.functional.cross_entropy(lg.reshape(-1, lg.size(-1)), ids.reshape(-1)), "No shift"),
 ]
 
 

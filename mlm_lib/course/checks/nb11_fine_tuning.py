@@ -1,0 +1,58 @@
+"""Checks for the exercises of notebook 11 (fine-tuning: verse or prose)."""
+from __future__ import annotations
+
+import torch
+
+from ...finetune import PROSE, VERSE, verse_or_prose
+from ._common import ExerciseError, _call, _ok, _tensor
+
+_SPEECHES = [
+    "HAMLET:\nTo be, or not to be, that is the question:\nWhether 'tis nobler in the mind to suffer",
+    "SIR TOBY BELCH:\nWhat a plague means my niece, to take the death of\nher brother thus? I am sure care's an enemy to life.",
+    "MARIA:\nAy, he.",
+    "THESEUS:\nGo, Philostrate,\nStir up the Athenian youth to merriments;\nAwake the pert and nimble spirit of mirth;",
+    "MARIA:\nBy my troth, Sir Toby, you must come in earlier o'\nnights: your cousin, my lady, takes great\nexceptions to your ill hours.",
+    "CLOWN:\nwhy, sir, I am the fool\nAnd so it goes\nno further",
+    "LEAR:\nNo, no, no, no! Come, let's away to prison:\nWe two alone will sing like birds i' the cage:",
+    "PAGE:\n'tis a letter, sir,\nwith seals upon it",
+    "ROMEO:\nand every cat and dog\nAnd little mouse, every unworthy thing,\nLive here in heaven",
+]
+
+
+def check_verse_or_prose(fn) -> None:
+    """fn(speech) -> VERSE (0), PROSE (1) or None, by the capitals rule of notebook 11, §1."""
+    for speech in _SPEECHES:
+        want = verse_or_prose(speech)
+        got = _call(fn, speech)
+        if got == want:
+            continue
+        lines = speech.splitlines()
+        name = {VERSE: "VERSE (0)", PROSE: "PROSE (1)", None: "None"}
+        if want is None:
+            raise ExerciseError(f"{speech!r} has a single line after the speaker's name: its form cannot be told, so "
+                                f"return None (got {got!r}).")
+        if lines[1][:1].islower() and want == VERSE:
+            raise ExerciseError(f"In {speech!r} only the first line starts in lower case, and a speech may begin "
+                                "anywhere: look at the lines *after* the first one.")
+        raise ExerciseError(f"{speech!r} should be {name[want]}, got {got!r}. The speaker's line (ending with ':') is "
+                            "not part of the speech; a lower-case start of a later line means prose.")
+    _ok("Verse starts every line with a capital; prose runs on wherever the page ended.")
+
+
+def check_mean_pool(fn) -> None:
+    """fn(hidden, attention_mask) -> (batch, d): the mean of each row's vectors over its real positions."""
+    g = torch.Generator().manual_seed(0)
+    hidden = torch.randn(3, 6, 4, generator=g)
+    mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]])
+    got = _tensor(_call(fn, hidden.clone(), mask.clone()), "the pooled vectors")
+    want = torch.stack([hidden[i, : int(mask[i].sum())].mean(0) for i in range(3)])
+    if got.shape != want.shape:
+        raise ExerciseError(f"One vector per row: expected shape {tuple(want.shape)}, got {tuple(got.shape)}. Average "
+                            "over the positions (dimension 1).")
+    if torch.allclose(got, hidden.mean(1), atol=1e-5):
+        raise ExerciseError("That is the mean over every position, padding included: padding's vectors are not part "
+                            "of the text. Multiply by the mask and divide by the number of real positions.")
+    if not torch.allclose(got, want, atol=1e-5):
+        raise ExerciseError("Not the mean of the real positions yet: sum hidden * mask over the positions and divide "
+                            "each row by its own count of real positions.")
+    _ok("Padding is left out of the mean, so the same text pooled alone or in a padded batch gives the same vector.")

@@ -1,0 +1,43 @@
+"""Checks for the exercises of notebook 13 (masked against left-to-right)."""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ._common import ExerciseError, _call, _ok, _tensor
+
+
+def check_next_token_pair(fn) -> None:
+    """fn(window) -> (inputs, labels) for next-token prediction: inputs = window[:-1], labels = window[1:]."""
+    for window in (torch.tensor([5, 6, 7, 8, 9]), torch.tensor([[10, 11, 12], [20, 21, 22]]).flatten()):
+        got = _call(fn, window.clone())
+        if not isinstance(got, (tuple, list)) or len(got) != 2:
+            raise ExerciseError("Return two tensors: (inputs, labels).")
+        inputs, labels = (_tensor(g, name) for g, name in zip(got, ("the inputs", "the labels")))
+        if inputs.shape == labels.shape == window.shape and torch.equal(inputs, labels):
+            raise ExerciseError("Inputs and labels are the same: the model would learn to copy what it reads. Shift "
+                                "by one: the label of position i is the token at i + 1.")
+        if torch.equal(inputs, window[1:]) and torch.equal(labels, window[:-1]):
+            raise ExerciseError("Backwards: that predicts the previous token. Inputs are window[:-1], labels window[1:].")
+        if not (torch.equal(inputs, window[:-1]) and torch.equal(labels, window[1:])):
+            raise ExerciseError(f"For the window {window.tolist()} expected inputs {window[:-1].tolist()} and labels "
+                                f"{window[1:].tolist()}, got {inputs.tolist()} and {labels.tolist()}.")
+    _ok("A window of L + 1 tokens gives L predictions, every position a label.")
+
+
+def check_next_token_loss(fn) -> None:
+    """fn(logits, ids) -> mean cross-entropy of predicting ids[:, i + 1] from logits[:, i]."""
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(2, 6, 11, generator=g)
+    ids = torch.randint(0, 11, (2, 6), generator=g)
+    want = F.cross_entropy(logits[:, :-1].reshape(-1, 11), ids[:, 1:].reshape(-1))
+    got = _tensor(_call(fn, logits.clone(), ids.clone()), "the loss")
+    if got.numel() != 1:
+        raise ExerciseError(f"Return one number (the mean over every prediction), got shape {tuple(got.shape)}.")
+    if torch.allclose(got, F.cross_entropy(logits.reshape(-1, 11), ids.reshape(-1))):
+        raise ExerciseError("No shift: position i is scored against its own token, which (without a mask over it) "
+                            "it can read. Score logits[:, :-1] against ids[:, 1:].")
+    if not torch.allclose(got, want, atol=1e-5):
+        raise ExerciseError("Not the mean next-token cross-entropy yet: drop the last position's logits (nothing "
+                            "follows it) and the first token as a label (nothing predicts it), then flatten both.")
+    _ok("Every position but the last predicts its successor: L - 1 losses per window, against about 15% of L for MLM.")
