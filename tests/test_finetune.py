@@ -213,3 +213,4 @@ def test_shipped_learning_curve_is_complete_reproducible_and_in_the_readmes(spli
     table = finetune.results_table(curve)
     assert table in (ROOT / "README.md").read_text(), "README's table must be results_table(the shipped JSON)"
     assert table in (ROOT / "mlm_lib/course/assets/results/README.md").read_text()
+    assert finetune.sweep_table(sweep) in (ROOT / "mlm_lib/course/assets/results/README.md").read_text()
