@@ -8,13 +8,13 @@ Concepts (what a learner builds, in the order of the notebooks; none imports `co
     whole-word masking uses (masking; 09); pairs (sentence pairs, token types, next-sentence prediction; 10,
     and RoBERTa's questions) with BertForPreTraining (model); finetune (the verse-or-prose task and fine-tuning;
     11) with BertForSequenceClassification (model) and a count baseline (baselines); hf (the course's models as
-    Hugging Face folders; 12).
+    Hugging Face folders; 12); ltr (a left-to-right model on the same network, BertConfig(causal=True); 13).
 Course aids: `mlm_lib.course` (exercise checks, widgets, plots, student copies, shipped assets).
-Commands: `mlm_lib.experiments` (pretrain, curriculum, bench, whole_word, roberta).
+Commands: `mlm_lib.experiments` (pretrain, curriculum, bench, whole_word, roberta, finetune, mlm_vs_ltr).
 
 The names below are the public API: `from mlm_lib import mask_tokens, BertForMLM, train`.
 """
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 from .attention import MultiHeadAttention, causal_bias, padding_bias, scaled_dot_product_attention, softmax_entropy
 from .baselines import NeighbourCountModel, NgramNaiveBayes, count_model_baseline, unigram_baseline
@@ -26,6 +26,7 @@ from .masking import (BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MASKED, NOT_SELECTE
                       MaskingConfig, mask_tokens, mask_whole_words)
 from .finetune import classify, encode_examples, evaluate_classifier, fine_tune, task_splits, verse_or_prose
 from .hf import hf_tokenizer, save_pretrained
+from .ltr import evaluate_next_token, next_token_batch
 from .model import (MODEL_SIZES, BertConfig, BertEncoder, BertForMLM, BertForPreTraining, BertForSequenceClassification,
                     from_hf, to_hf)
 from .pairs import (PairStream, evaluate_pairs, load_documents, pretraining_loss, sentence_pairs, split_documents,
@@ -45,7 +46,7 @@ __all__ = [
     "BERT_MASKING", "EVAL_SEED", "IGNORE_INDEX", "MASKED", "NOT_SELECTED", "OUTCOME_NAMES", "RANDOM", "UNCHANGED",
     "MaskingConfig", "mask_tokens", "mask_whole_words",
     "classify", "encode_examples", "evaluate_classifier", "fine_tune", "task_splits", "verse_or_prose",
-    "hf_tokenizer", "save_pretrained",
+    "hf_tokenizer", "save_pretrained", "evaluate_next_token", "next_token_batch",
     "MODEL_SIZES", "BertConfig", "BertEncoder", "BertForMLM", "BertForPreTraining", "BertForSequenceClassification",
     "from_hf", "to_hf",
     "PairStream", "evaluate_pairs", "load_documents", "pretraining_loss", "sentence_pairs", "split_documents",
