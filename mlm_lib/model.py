@@ -20,7 +20,7 @@ learning rates but is not BERT.
 from __future__ import annotations
 
 import numbers
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import torch
 import torch.nn.functional as F
@@ -203,6 +203,25 @@ class BertEncoder(nn.Module):
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
+    def keep_positions(self, length: int) -> "BertEncoder":
+        """Keep the first `length` rows of the position table and drop the rest: the model then refuses
+        longer input, with an error that says to cut it into windows (notebook 06).
+
+        A model trained on windows of at most `length` (a curriculum that ends there, notebook 07) never
+        trained the rows after it; they keep their random start, and input that reaches them gets silently
+        worse answers instead of an error. `python -m mlm_lib.experiments.lengths` measures it; the
+        pretraining command keeps only the trained rows. Returns the model itself, changed in place.
+        """
+        if isinstance(length, bool) or not isinstance(length, numbers.Integral) or not 1 <= length <= self.config.max_len:
+            raise ValueError(f"length must be a whole number from 1 to max_len={self.config.max_len}, got {length!r}.")
+        table = self.embeddings.position
+        kept = nn.Embedding(length, table.embedding_dim, device=table.weight.device, dtype=table.weight.dtype)
+        with torch.no_grad():
+            kept.weight.copy_(table.weight[:length])
+        self.embeddings.position = kept
+        self.config = replace(self.config, max_len=length)
+        return self
+
 class BertForMLM(BertEncoder):
     """Embeddings, a stack of encoder layers and the MLM head: BERT pretrained by masked-LM alone."""
 
@@ -211,8 +230,12 @@ class BertForMLM(BertEncoder):
         self.head = MLMHead(config, self.embeddings.word)
         self.apply(self._init_weights)
 
-    def forward(self, ids, attention_mask=None, token_type_ids=None):
-        """Logits over the vocabulary at every position: (batch, length, vocab_size)."""
+    def forward(self, ids, attention_mask=None, token_type_ids=None, positions=None):
+        """Logits over the vocabulary at every position: (batch, length, vocab_size); with `positions`,
+        at those positions only, as `logits_at` (which is how training calls it: through `forward`, so
+        that a DistributedDataParallel wrapper sees the call)."""
+        if positions is not None:
+            return self.logits_at(ids, positions, attention_mask, token_type_ids)
         return self.head(self.encode(ids, attention_mask, token_type_ids))
 
     def logits_at(self, ids, positions, attention_mask=None, token_type_ids=None):

