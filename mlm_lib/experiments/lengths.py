@@ -1,0 +1,78 @@
+"""Held-out accuracy of a checkpoint at several window lengths, and a copy that keeps only the positions it
+was trained on.
+
+    python -m mlm_lib.experiments.lengths CHECKPOINT --lengths 16 32 64 96 128 --out lengths.json
+    python -m mlm_lib.experiments.lengths CHECKPOINT --keep 64 --save OUT.pt
+
+A model whose training ended at windows of 64 has position rows 64-127 that no step ever trained: at those
+lengths it answers, but worse (measured here), instead of refusing. `--keep N` writes a copy with only the
+first N position rows (`BertEncoder.keep_positions`), which refuses longer input with a clear error; every
+other weight is unchanged, so its answers at lengths up to N are the same to the last bit.
+The held-out text is the course's: the last 5% of the corpus, encoded with the checkpoint's own tokenizer.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..checkpoints import load_checkpoint, save_checkpoint
+from ..data import load_corpus, train_val_split
+from ..masking import EVAL_SEED
+from ..training import evaluate
+from ._args import machine, output_file, today, whole_number, write_json
+
+
+def accuracy_by_length(model, tokenizer, val_ids, lengths, windows: int) -> dict:
+    """{length: held-out masked loss and accuracy}, `windows` windows spread over the text at each length;
+    lengths the model refuses are reported as refused, with its reason."""
+    out = {}
+    for length in lengths:
+        if length > model.config.max_len:
+            out[str(length)] = {"refused": f"longer than max_len={model.config.max_len}"}
+            continue
+        result = evaluate(model, tokenizer, val_ids, length=length, windows=windows, seed=EVAL_SEED)
+        out[str(length)] = {"loss": result["loss"], "accuracy": result["accuracy"], "predictions": result["predictions"]}
+    return out
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("checkpoint", help="a model.pt written by mlm_lib (e.g. the shipped shakespeare-char.pt)")
+    parser.add_argument("--lengths", type=whole_number(1), nargs="+", default=[16, 32, 64, 96, 128])
+    parser.add_argument("--windows", type=whole_number(1), default=1024, help="held-out windows per length")
+    parser.add_argument("--corpus", help="the UTF-8 text the checkpoint was trained on (default: Shakespeare)")
+    parser.add_argument("--out", help="JSON file for the accuracies")
+    parser.add_argument("--keep", type=whole_number(1), help="keep only this many position rows ...")
+    parser.add_argument("--save", help="... and write that copy here (may be the checkpoint itself)")
+    args = parser.parse_args(argv)
+    out = output_file(parser, "--out", args.out)
+    save = output_file(parser, "--save", args.save)
+    if (args.keep is None) != (save is None):
+        parser.error("--keep and --save go together: --keep 64 --save OUT.pt")
+    if not Path(args.checkpoint).is_file():
+        parser.error(f"{args.checkpoint}: no such file")
+    checkpoint = load_checkpoint(args.checkpoint)
+    model, tokenizer = checkpoint.model.eval(), checkpoint.tokenizer
+    if args.keep is not None and args.keep > model.config.max_len:
+        parser.error(f"--keep {args.keep}: the model has only {model.config.max_len} position rows")
+    val_ids = tokenizer.encode(train_val_split(load_corpus(args.corpus))[1])
+    result = {"command": "python -m mlm_lib.experiments.lengths " + " ".join(sys.argv[1:] if argv is None else argv),
+              "checkpoint": Path(args.checkpoint).name, "machine": machine(), "date": today(),
+              "windows": args.windows, "max_len": model.config.max_len,
+              "by_length": accuracy_by_length(model, tokenizer, val_ids, args.lengths, args.windows)}
+    for length, figures in result["by_length"].items():
+        print(f"length {length:>4}: " + (f"accuracy {figures['accuracy']:.1%}, loss {figures['loss']:.3f}"
+                                         if "accuracy" in figures else figures["refused"]))
+    if args.keep is not None:
+        model.keep_positions(args.keep)
+        save_checkpoint(save, model, tokenizer, optimizer=None, train_state=checkpoint.train_state)
+        result["kept_positions"] = args.keep
+        print(f"kept the first {args.keep} position rows: {save}")
+    if out is not None:
+        write_json(out, result, indent=1)
+    return result
+
+
+if __name__ == "__main__":
+    main()
