@@ -16,7 +16,7 @@ its MLM models on plain windows of text, so their tokenizer adds nothing; a clas
 `AutoModelForSequenceClassification` and `pipeline("text-classification", ...)` then read the folder.
 
 `max_length` becomes the tokenizer's `model_max_length`: set it to the longest input the model was trained on
-(the shipped character model: 64 characters, though its position table has 128 rows), so that Hugging Face
+(the shipped character model: 64 characters, all that its position table holds), so that Hugging Face
 warns about, or with `truncation=True` cuts, text the model has not learnt to read.
 """
 from __future__ import annotations

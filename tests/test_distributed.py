@@ -97,3 +97,28 @@ def test_alone_the_world_is_one_process():
     assert (world.rank, world.size, world.main) == (0, 1, True) and distributed.is_main()
     model = torch.nn.Linear(2, 2)
     assert distributed.wrap(model, world) is model
+
+
+def test_shipped_scaling_results_match_readme():
+    from mlm_lib.course.assets import load_json_results
+    from mlm_lib.experiments.scaling import layouts, results_table, summary
+
+    result = load_json_results("scaling-2core")
+    assert result["summary"] == summary(result["runs"])
+    assert [(s["processes"], s["threads"]) for s in result["summary"]] == layouts(result["cpus"]) == [(1, 1), (1, 2), (2, 1)]
+    assert all(s["rounds"] == 3 for s in result["summary"])
+    table = results_table(result)
+    root = Path(__file__).resolve().parents[1]
+    assert table in (root / "README.md").read_text() and table in (root / "mlm_lib/course/assets/results/README.md").read_text()
+
+
+@pytest.mark.slow
+def test_scaling_command_smoke(tmp_path):
+    from mlm_lib.experiments import scaling
+
+    result = scaling.main(["--config", "smoke", "--steps", "4", "--repeats", "1", "--cpus", "2",
+                            "--out", str(tmp_path / "s.json")])
+    assert [(r["processes"], r["threads"]) for r in result["runs"]] == [(1, 1), (1, 2), (2, 1)]
+    assert all(r["tokens_per_s"] > 0 and r["steps"] == 4 for r in result["runs"])
+    assert len({round(r["final_loss"], 4) for r in result["runs"]}) == 1  # the same training, however laid out
+    assert json.loads((tmp_path / "s.json").read_text())["summary"][0]["vs_one_thread"] == 1.0

@@ -89,9 +89,11 @@ def main(argv=None) -> dict:
     parser.add_argument("--steps", type=whole_number(WARMUP + 1), default=40, help="steps per run (default 40)")
     parser.add_argument("--repeats", type=whole_number(1), default=3, help="rounds of every layout (default 3)")
     parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every run)")
+    parser.add_argument("--cpus", type=whole_number(1), default=cpus(),
+                        help=f"use at most this many threads in all (default: this process's CPUs, {cpus()})")
     args = parser.parse_args(argv)
     out = output_file(parser, "--out", args.out)
-    plan = layouts(cpus())
+    plan = layouts(args.cpus)
     runs, started = [], time.perf_counter()
     result = {}
     with tempfile.TemporaryDirectory() as scratch:
@@ -104,7 +106,7 @@ def main(argv=None) -> dict:
                       file=sys.stderr, flush=True)
                 result = {"command": "python -m mlm_lib.experiments.scaling " + " ".join(
                               sys.argv[1:] if argv is None else argv),
-                          "config": args.config, "steps": args.steps, "cpus": cpus(), "machine": machine(),
+                          "config": args.config, "steps": args.steps, "cpus": args.cpus, "machine": machine(),
                           "date": today(), "seconds": time.perf_counter() - started, "runs": runs,
                           "summary": summary(runs)}
                 write_json(out, result, indent=1)
