@@ -144,6 +144,10 @@ def _check_data(data, model) -> None:
         raise ValueError("The data set is empty.")
     if int(data["labels"].max()) >= model.num_labels or int(data["labels"].min()) < 0:
         raise ValueError(f"Labels must lie in [0, {model.num_labels}) for this classifier.")
+    if data["input_ids"].size(1) > model.config.max_len:
+        raise ValueError(f"The examples are {data['input_ids'].size(1)} tokens long, but this model reads at most "
+                         f"{model.config.max_len} (the positions it was pretrained on): encode them with "
+                         f"encode_examples(..., max_len={model.config.max_len}).")
 
 
 def fine_tune(model: BertForSequenceClassification, data: dict, *, steps: int = 300, batch_size: int = 32,

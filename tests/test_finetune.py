@@ -214,3 +214,15 @@ def test_shipped_learning_curve_is_complete_reproducible_and_in_the_readmes(spli
     assert table in (ROOT / "README.md").read_text(), "README's table must be results_table(the shipped JSON)"
     assert table in (ROOT / "mlm_lib/course/assets/results/README.md").read_text()
     assert finetune.sweep_table(sweep) in (ROOT / "mlm_lib/course/assets/results/README.md").read_text()
+
+
+def test_examples_longer_than_the_model_reads_are_refused_with_the_fix():
+    import torch
+    from mlm_lib.finetune import fine_tune
+    from mlm_lib.model import BertConfig, BertForSequenceClassification
+
+    model = BertForSequenceClassification(BertConfig(vocab_size=12, d_model=8, n_layers=1, n_heads=2, d_ff=16, max_len=16), 2)
+    data = {"input_ids": torch.ones(4, 20, dtype=torch.long), "attention_mask": torch.ones(4, 20, dtype=torch.long),
+            "labels": torch.tensor([0, 1, 0, 1])}
+    with pytest.raises(ValueError, match=r"reads at most 16 .* encode_examples\(\.\.\., max_len=16\)"):
+        fine_tune(model, data, steps=1)

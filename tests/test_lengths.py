@@ -49,13 +49,18 @@ def test_shipped_model_holds_its_accuracy_at_every_length_it_accepts(split_ids):
 
 
 @pytest.mark.slow
-def test_lengths_command_measures_and_keeps(tmp_path, capsys):
+def test_lengths_command_measures_and_keeps(tmp_path, capsys, monkeypatch):
+    from dataclasses import replace
+
     from mlm_lib.checkpoints import load_checkpoint
+    from mlm_lib.curriculum import linear
     from mlm_lib.experiments import lengths, pretrain
 
+    sizes, config = pretrain.CONFIGS["smoke"]
+    monkeypatch.setitem(pretrain.CONFIGS, "smoke", (sizes, replace(config, schedule=linear(16, 32, until=0.5))))
     pretrain.main(["--config", "smoke", "--steps", "6", "--out", str(tmp_path / "run"), "--no-progress"])
     saved = load_checkpoint(tmp_path / "run" / "model.pt")
-    assert saved.model.config.max_len == 32  # the smoke curriculum ends at 32: the pretraining command keeps 32 rows
+    assert saved.model.config.max_len == 32  # a curriculum that ends at 32: the pretraining command keeps 32 rows
     resume = load_checkpoint(tmp_path / "run" / "resume.pt")
     assert resume.model.config.max_len == 64  # all rows, to go on training
     result = lengths.main([str(tmp_path / "run" / "resume.pt"), "--lengths", "16", "64", "65", "--windows", "8",

@@ -46,7 +46,7 @@ CONFIGS = {
     ),
     "smoke": (
         MODEL_SIZES["smoke"],
-        TrainConfig(steps=30, tokens_per_batch=1024, schedule=linear(16, 32, until=0.5), lr=3e-3,
+        TrainConfig(steps=30, tokens_per_batch=1024, schedule=linear(16, 64, until=0.5), lr=3e-3,
                     warmup_steps=5, eval_every=15, eval_windows=64),
     ),
 }
