@@ -11,7 +11,7 @@ training only: every `--eval-seconds` of it the run stops the clock and measures
 accuracy at length 128 (the issue's bar) on the same windows, so a result says when each recipe first reached
 70% and 75%. Results are written after every run (`--resume` keeps them).
 
-The recipes, each one change on the one before (what an ablation table reads):
+The recipes, each a change on the one before (what an ablation table reads):
   bert      today's recipe: post-LN, AdamW 2e-3, linear curriculum 16 -> 128 over the first half, 4,096
             characters a step (the shipped model's, trained through 128, on the clock)
   pre-ln    + pre-LN (Cramming's choice: it stands a higher learning rate) at 3e-3
