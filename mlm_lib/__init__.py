@@ -8,9 +8,11 @@ Concepts (what a learner builds, in the order of the notebooks; none imports `co
     whole-word masking uses (masking; 09); pairs (sentence pairs, token types, next-sentence prediction; 10,
     and RoBERTa's questions) with BertForPreTraining (model); finetune (the verse-or-prose task and fine-tuning;
     11) with BertForSequenceClassification (model) and a count baseline (baselines); hf (the course's models as
-    Hugging Face folders; 12); ltr (a left-to-right model on the same network, BertConfig(causal=True); 13).
+    Hugging Face folders; 12); ltr (a left-to-right model on the same network, BertConfig(causal=True); 13);
+    distributed (torchrun and DDP; 05, §7); muon (Muon for the hidden matrices, the speedrun's optimiser; 14).
 Course aids: `mlm_lib.course` (exercise checks, widgets, plots, student copies, shipped assets).
-Commands: `mlm_lib.experiments` (pretrain, curriculum, bench, whole_word, roberta, finetune, mlm_vs_ltr).
+Commands: `mlm_lib.experiments` (pretrain, curriculum, bench, whole_word, roberta, finetune, mlm_vs_ltr,
+scaling, lengths, speedrun).
 
 The names below are the public API: `from mlm_lib import mask_tokens, BertForMLM, train`.
 """
@@ -29,6 +31,7 @@ from .hf import hf_tokenizer, save_pretrained
 from .ltr import evaluate_next_token, next_token_batch
 from .model import (MODEL_SIZES, BertConfig, BertEncoder, BertForMLM, BertForPreTraining, BertForSequenceClassification,
                     from_hf, to_hf)
+from .muon import MuonAndAdamW, hidden_matrices, newton_schulz
 from .pairs import (PairStream, evaluate_pairs, load_documents, pretraining_loss, sentence_pairs, split_documents,
                     train_pairs)
 from .predict import Prediction, predict_masked
@@ -49,6 +52,7 @@ __all__ = [
     "hf_tokenizer", "save_pretrained", "evaluate_next_token", "next_token_batch",
     "MODEL_SIZES", "BertConfig", "BertEncoder", "BertForMLM", "BertForPreTraining", "BertForSequenceClassification",
     "from_hf", "to_hf",
+    "MuonAndAdamW", "hidden_matrices", "newton_schulz",
     "PairStream", "evaluate_pairs", "load_documents", "pretraining_loss", "sentence_pairs", "split_documents",
     "train_pairs",
     "Prediction", "predict_masked",

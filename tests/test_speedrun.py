@@ -5,12 +5,71 @@ import pytest
 
 from mlm_lib.experiments import speedrun
 
+REFERENCE_RECIPE = "muon-40%"  # the recipe whose seed-0 run is the shipped model
+
 
 def test_first_time_to_reads_the_first_evaluation_at_or_above():
     history = {"seconds": [30, 60, 90, 120], "accuracy": [0.5, 0.71, 0.69, 0.76]}
     assert speedrun.first_time_to(history, 0.70) == 60
     assert speedrun.first_time_to(history, 0.75) == 120
     assert speedrun.first_time_to(history, 0.80) is None
+
+
+def test_muon_takes_the_encoder_matrices_and_adamw_the_rest():
+    import torch
+
+    from mlm_lib import MODEL_SIZES, BertConfig, BertForMLM, MuonAndAdamW, newton_schulz
+
+    torch.manual_seed(0)
+    model = BertForMLM(BertConfig(vocab_size=20, **MODEL_SIZES["smoke"]))
+    optimizer = MuonAndAdamW(model, lr=1e-3, muon_lr=0.02)
+    muon, adam = optimizer.optimizers
+    assert isinstance(muon, torch.optim.Muon) and isinstance(adam, torch.optim.AdamW)
+    in_muon = {id(p) for g in muon.param_groups for p in g["params"]}
+    in_adam = {id(p) for g in adam.param_groups for p in g["params"]}
+    names = {id(p): n for n, p in model.named_parameters()}
+    assert in_muon.isdisjoint(in_adam) and in_muon | in_adam == set(names)  # every parameter, once
+    assert sorted(names[i] for i in in_muon) == sorted(
+        n for n, p in model.named_parameters() if n.startswith("layers.") and p.dim() == 2)
+    assert not any("embeddings" in names[i] for i in in_muon)  # looked up, not multiplied: AdamW
+    before = {n: p.detach().clone() for n, p in model.named_parameters()}
+    inputs = torch.randint(5, 20, (4, 16))
+    labels = torch.full_like(inputs, -100)
+    labels[:, ::4] = inputs[:, ::4]
+    from mlm_lib import train_step
+
+    train_step(model, optimizer, inputs, labels)
+    moved = {n for n, p in model.named_parameters() if not torch.equal(p, before[n])}
+    assert "layers.0.attention.query.weight" in moved and "embeddings.word.weight" in moved
+    weight = model.layers[0].ff_in.weight  # (64, 32): Muon's first step is lr * sqrt(64 / 32) * NS(gradient)
+    update = before["layers.0.ff_in.weight"] - weight.detach()
+    expected = 0.02 * 2 ** 0.5 * newton_schulz(weight.grad)  # NS ignores the gradient's scale (momentum, clipping)
+    cosine = (update * expected).sum() / (update.norm() * expected.norm())
+    assert cosine > 0.9 and 0.8 < update.norm() / expected.norm() < 1.25  # PyTorch iterates in bfloat16
+
+
+def test_save_needs_one_run_and_its_own_log_name(tmp_path, capsys):
+    for extra in (["--recipes", "bert", "muon", "--save", str(tmp_path / "m.pt")],
+                  ["--recipes", "bert", "--save", str(tmp_path / "s.pt")]):
+        with pytest.raises(SystemExit):
+            speedrun.main([*extra, "--preset", "smoke", "--out", str(tmp_path / "s.json")])
+    err = capsys.readouterr().err
+    assert "one recipe and one seed" in err and "name them apart" in err
+
+
+@pytest.mark.slow
+def test_speedrun_saves_a_model_the_notebooks_can_load(tmp_path):
+    from mlm_lib.course.assets import load_model
+
+    result = speedrun.main(["--recipes", "muon", "--minutes", "0.05", "--eval-seconds", "1", "--preset", "smoke",
+                            "--out", str(tmp_path / "s.json"), "--save", str(tmp_path / "model.pt")])
+    checkpoint = load_model(tmp_path / "model.pt")
+    assert checkpoint.model.config.max_len == speedrun.EVAL_LENGTH  # trained through 128, every row kept
+    log = __import__("json").loads((tmp_path / "model.json").read_text())
+    assert log["train_config"]["schedule"]["long"] == speedrun.EVAL_LENGTH and log["train_config"]["muon_lr"] == 0.02
+    assert log["history"] == result["runs"][0]["history"] and log["command"].endswith("model.pt")
+    assert {"model", "unigram", "count_model"} <= set(log["evaluation"])
+    assert log["evaluation"]["model"]["accuracy"] > log["evaluation"]["unigram"]["accuracy"]
 
 
 @pytest.mark.slow
@@ -35,14 +94,32 @@ def test_shipped_speedrun_results_match_readme():
 
     from mlm_lib.course.assets import load_json_results
 
-    result = load_json_results("speedrun")
-    assert {(r["recipe"], r["seed"]) for r in result["runs"]} == {(n, s) for n in ("bert", "pre-ln") for s in (0, 1)}
-    for run in result["runs"]:
-        history = run["history"]
-        assert run["minutes"] == 15.0 and history["seconds"][-1] >= 900 and history["seconds"] == sorted(history["seconds"])
-        assert run["seconds_to_70"] == speedrun.first_time_to(history, 0.70)
-        assert run["seconds_to_75"] == speedrun.first_time_to(history, 0.75)
-        assert run["final_accuracy"] == history["accuracy"][-1]
-    table = speedrun.results_table(result)
     root = Path(__file__).resolve().parents[1]
-    assert table in (root / "README.md").read_text() and table in (root / "mlm_lib/course/assets/results/README.md").read_text()
+    for name, minutes, expected in (("speedrun", 15.0, {(n, s) for n in ("bert", "pre-ln", "muon", "muon-40%") for s in (0, 1)}),
+                                    ("speedrun-3min", 3.0, {("bert", 0), ("muon", 0), ("muon-0.05", 0)})):
+        result = load_json_results(name)
+        assert {(r["recipe"], r["seed"]) for r in result["runs"]} == expected
+        for run in result["runs"]:
+            history = run["history"]
+            assert run["minutes"] == minutes and history["seconds"][-1] >= minutes * 60
+            assert history["seconds"] == sorted(history["seconds"])
+            assert run["seconds_to_70"] == speedrun.first_time_to(history, 0.70)
+            assert run["seconds_to_75"] == speedrun.first_time_to(history, 0.75)
+            assert run["final_accuracy"] == history["accuracy"][-1]
+        table = speedrun.results_table(result)
+        assert table in (root / "mlm_lib/course/assets/results/README.md").read_text()
+        if name == "speedrun":
+            assert table in (root / "README.md").read_text()
+
+
+@pytest.mark.slow
+def test_reference_model_is_the_saved_speedrun_run():
+    """The shipped model is the muon-40% recipe's seed-0 run: its log is that run's record, evaluated."""
+    from mlm_lib.course.assets import load_json_results, reference_checkpoint, reference_log
+
+    log, checkpoint = reference_log(), reference_checkpoint()
+    run = next(r for r in load_json_results("speedrun")["runs"] if (r["recipe"], r["seed"]) == (REFERENCE_RECIPE, 0))
+    assert log["history"] == run["history"] and log["config"] == f"speedrun recipe {REFERENCE_RECIPE!r}"
+    assert "--save mlm_lib/course/assets/checkpoints/shakespeare-char.pt" in log["command"]
+    assert checkpoint.model.config.max_len == log["train_config"]["schedule"]["long"] == speedrun.EVAL_LENGTH
+    assert checkpoint.model.num_parameters() == log["parameters"]

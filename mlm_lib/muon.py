@@ -1,0 +1,83 @@
+"""Muon for the encoder's weight matrices, AdamW for the rest: the optimiser of the course's speedrun recipe.
+Taught in notebook 14 ("How fast can a laptop pretrain BERT?"), §3.
+
+AdamW scales each weight's step by that weight's own gradient history, one number at a time. Muon (Keller
+Jordan, 2024; the optimiser of the modded-nanoGPT speedruns) treats a weight matrix as a matrix: it keeps a
+momentum of the gradient, as SGD does, and replaces that momentum matrix by the nearest (semi-)orthogonal one,
+so that the update moves every direction of the matrix by about the same amount instead of mostly the few
+directions with the largest gradients. The orthogonal matrix is approximated by five Newton-Schulz iterations,
+matmuls only: about 2.5 GFLOP a step for the course model's 24 matrices, next to about 20 for the forward and
+backward pass of one batch of 4,096 characters (notebook 14 measures what it costs in steps per minute).
+
+`newton_schulz` writes the iteration out (notebook 14 builds it and compares it with PyTorch's); training uses
+PyTorch's own `torch.optim.Muon`, which runs the same iteration in bfloat16. Only matrices that multiply a
+hidden vector get Muon; embedding tables are looked up row by row (a row's gradient is not a direction of a
+map), and biases and LayerNorm weights are vectors, so they keep AdamW, as in the speedruns.
+"""
+from __future__ import annotations
+
+import torch
+
+from .training import adamw
+
+# PyTorch's defaults (torch/optim/_muon.py), from Keller Jordan's Muon: a quintic iteration tuned to push every
+# singular value towards 1 in five steps (they end between about 0.7 and 1.2, not exactly at 1)
+NS_COEFFICIENTS = (3.4445, -4.775, 2.0315)
+
+
+def newton_schulz(matrix: torch.Tensor, steps: int = 5, coefficients=NS_COEFFICIENTS,
+                  eps: float = 1e-7) -> torch.Tensor:
+    """The (approximately) orthogonal matrix nearest to `matrix`: same singular vectors, singular values near 1.
+
+    Divide by the Frobenius norm (so every singular value is at most 1), then repeat X <- aX + b(XXᵀ)X +
+    c(XXᵀ)²X, which maps each singular value s to as + bs³ + cs⁵ and leaves the singular vectors alone. Works
+    on the wide orientation (fewer rows than columns), as PyTorch's does, so XXᵀ is the small Gram matrix.
+    """
+    if matrix.dim() != 2:
+        raise ValueError(f"newton_schulz orthogonalises a matrix (2 dimensions), got shape {tuple(matrix.shape)}.")
+    a, b, c = coefficients
+    tall = matrix.size(0) > matrix.size(1)
+    x = matrix.float().T if tall else matrix.float()
+    x = x / x.norm().clamp(min=eps)
+    for _ in range(steps):
+        gram = x @ x.T
+        x = a * x + (b * gram + c * gram @ gram) @ x
+    return x.T if tall else x
+
+
+def hidden_matrices(model: torch.nn.Module) -> list[str]:
+    """Names of the parameters Muon takes: the weight matrices inside the encoder layers (Q, K, V, the
+    attention output, both feed-forward matrices); everything else stays with AdamW."""
+    return [n for n, p in model.named_parameters() if n.startswith("layers.") and p.dim() == 2]
+
+
+class MuonAndAdamW:
+    """Two optimisers that look like one to `train_step` and to a schedule (`zero_grad`, `step`,
+    `param_groups`): `torch.optim.Muon` on `hidden_matrices(model)` at `muon_lr`, AdamW on the rest at `lr`.
+
+    Muon's learning rate is on its own scale: PyTorch's "original" adjustment multiplies it by
+    sqrt(max(1, rows / columns)) per matrix, as Keller Jordan's code does; 0.02 is the speedrun's, and the
+    course measured 0.05 to diverge (mlm_lib/course/assets/results/README.md). A schedule that multiplies each
+    group's peak rate by one factor keeps the two in proportion. No weight decay on the Muon matrices.
+    """
+
+    def __init__(self, model: torch.nn.Module, *, lr: float, muon_lr: float, weight_decay: float = 0.01):
+        names = set(hidden_matrices(model))
+        if not names:
+            raise ValueError("MuonAndAdamW found no encoder weight matrices (parameters named layers.*): "
+                             "it is meant for the course's BertForMLM and its relatives.")
+        hidden = [p for n, p in model.named_parameters() if n in names]
+        rest = [p for n, p in model.named_parameters() if n not in names]
+        groups = [{"params": [p for p in rest if p.dim() >= 2], "weight_decay": weight_decay},
+                  {"params": [p for p in rest if p.dim() < 2], "weight_decay": 0.0}]
+        self.optimizers = [torch.optim.Muon(hidden, lr=muon_lr, weight_decay=0.0, adjust_lr_fn="original"),
+                           adamw(groups, lr=lr, betas=(0.9, 0.999), eps=1e-6)]  # make_optimizer's AdamW
+        self.param_groups = [g for o in self.optimizers for g in o.param_groups]
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for optimizer in self.optimizers:
+            optimizer.zero_grad(set_to_none=set_to_none)
+
+    def step(self) -> None:
+        for optimizer in self.optimizers:
+            optimizer.step()
