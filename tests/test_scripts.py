@@ -36,7 +36,7 @@ def test_shipped_checkpoint_fills_in_blanks(tokenizer, split_ids):
     from mlm_lib.course.assets import reference_checkpoint, reference_log
     from mlm_lib.training import evaluate
 
-    checkpoint, log = reference_checkpoint(), reference_log()
+    checkpoint, log = reference_checkpoint("shakespeare-char-64"), reference_log("shakespeare-char-64")
     assert checkpoint.tokenizer == tokenizer  # built from the same corpus
     assert log["command"] == "python -m mlm_lib.pretrain --config shakespeare-char --out runs/shakespeare-char --no-progress"
     _, val_ids = split_ids

@@ -19,7 +19,10 @@ _HERE = files(__name__)
 def reference_checkpoint(name: str = "shakespeare-char") -> Checkpoint:
     """The pretrained model shipped with the course (`checkpoints/NAME.pt`), loaded safely.
 
-    Made by `python -m mlm_lib.experiments.pretrain --config NAME`; see checkpoints/README.md.
+    "shakespeare-char": the reference model (notebooks 00, 06, 12, 14), trained through length 128 in 15 minutes
+    by the speedrun command; "shakespeare-char-64": the first one (50 minutes, through 64), with which the
+    fine-tuning results of notebook 11 were measured; "shakespeare-wordpiece": notebook 09's. The commands that
+    made each are in checkpoints/README.md.
     """
     path = _HERE / "checkpoints" / f"{name}.pt"
     if not path.is_file():
@@ -52,10 +55,10 @@ def load_json_results(name: str) -> dict:
     return json.loads(path.read_text())
 
 
-def load_model(path=None) -> Checkpoint:
-    """The model a notebook explores: the shipped one when `path` is None, else a `model.pt` written by
-    `python -m mlm_lib.experiments.pretrain` (for a model of your own corpus)."""
-    return reference_checkpoint() if path is None else load_checkpoint(path)
+def load_model(path=None, *, name: str = "shakespeare-char") -> Checkpoint:
+    """The model a notebook explores: the shipped one called `name` when `path` is None, else a `model.pt`
+    written by `python -m mlm_lib.experiments.pretrain` (for a model of your own corpus)."""
+    return reference_checkpoint(name) if path is None else load_checkpoint(path)
 
 
 def load_model_log(path=None) -> dict:
