@@ -109,6 +109,13 @@ def _hf_name(name):
     return f"bert.encoder.layer.{i}.{parts[part]}.{kind}"
 
 
+def _newton_schulz_unnormalised(x, steps):  # a learner's usual slip: no division by the norm first
+    for _ in range(steps):
+        gram = x @ x.T
+        x = 3.4445 * x + (-4.775 * gram + 2.0315 * gram @ gram) @ x
+    return x
+
+
 RIGHT_AND_WRONG = [
     (checks.check_unigram_loss,
      lambda c: -sum(n / sum(c.values()) * math.log(n / sum(c.values())) for n in c.values()),
@@ -174,6 +181,16 @@ RIGHT_AND_WRONG = [
     (checks.check_next_token_loss,
      lambda lg, ids: torch.nn.functional.cross_entropy(lg[:, :-1].reshape(-1, lg.size(-1)), ids[:, 1:].reshape(-1)),
      lambda lg, ids: torch.nn.functional.cross_entropy(lg.reshape(-1, lg.size(-1)), ids.reshape(-1)), "No shift"),
+    (checks.check_newton_schulz, lambda m, steps: __import__("mlm_lib").newton_schulz(m, steps),
+     lambda m, steps: _newton_schulz_unnormalised(m, steps), "divide the matrix"),
+    (checks.check_newton_schulz, lambda m, steps: __import__("mlm_lib").newton_schulz(m, steps),
+     lambda m, steps: __import__("mlm_lib").newton_schulz(m, steps + 1), "Not the same"),
+    (checks.check_takes_muon, lambda n, p: n.startswith("layers.") and p.dim() == 2, lambda n, p: p.dim() == 2,
+     "looked up row by row"),
+    (checks.check_takes_muon, lambda n, p: n.startswith("layers.") and p.dim() == 2, lambda n, p: n.startswith("layers."),
+     "is a vector"),
+    (checks.check_takes_muon, lambda n, p: n.startswith("layers.") and p.dim() == 2,
+     lambda n, p: n.startswith("layers.") and "ff" in n and p.dim() == 2, "Muon is for exactly these"),
 ]
 
 

@@ -20,6 +20,7 @@ from .nb10_sentence_pairs import check_pair_row, check_truncate
 from .nb11_fine_tuning import check_mean_pool, check_verse_or_prose
 from .nb12_hugging_face import check_hf_name, check_with_mask
 from .nb13_mlm_vs_ltr import check_next_token_loss, check_next_token_pair
+from .nb14_speedrun import check_newton_schulz, check_takes_muon
 
 __all__ = [
     "ExerciseError",
@@ -51,4 +52,6 @@ __all__ = [
     "check_with_mask",
     "check_next_token_pair",
     "check_next_token_loss",
+    "check_newton_schulz",
+    "check_takes_muon",
 ]
