@@ -1,8 +1,9 @@
 """Sentence pairs, token types and next-sentence prediction: BERT's second pretraining objective.
 
 Taught in notebook 10 (sentence pairs and NSP): documents and segments in §1, building a pair by hand,
-`sentence_pairs`, trimming and masking in §2, the model's two heads, their loss and sentence-order prediction in
-§3; `PairStream` and `train_pairs` run the experiments of §4 (what RoBERTa changed).
+`sentence_pairs`, trimming and masking in §2, the model's two heads, their loss, sentence-order prediction and
+the sentence head trained briefly (with `speaker_names`, the shortcut it can take) in §3; `PairStream` and
+`train_pairs` run the experiments of §3 and §4 (what RoBERTa changed).
 
 BERT reads one or two pieces of text as one sequence: `[CLS] A [SEP] B [SEP]`. Token type 0 marks `[CLS] A
 [SEP]`, type 1 marks `B [SEP]`, and an attention mask hides the padding that fills the batch to one length.
@@ -216,7 +217,11 @@ def sentence_pairs(documents, tokenizer, max_len: int, *, generator: torch.Gener
     encoded = [[s for s in doc if s] for doc in encoded]
     seed = torch.randint(2**62, (1,), generator=generator).item()
     rng = random.Random(seed)  # one draw from the torch generator seeds the fast scalar draws
-    rows = list(_instances(encoded, max_len, rng, float(short_seq_prob), nsp, sop))
+    return _tensors(list(_instances(encoded, max_len, rng, float(short_seq_prob), nsp, sop)), tokenizer, max_len)
+
+
+def _tensors(rows, tokenizer, max_len: int) -> dict[str, torch.Tensor]:
+    """(a, b or None, label) rows as a pairs dict: `[CLS] a [SEP] b [SEP]`, padded to max_len."""
     cls, sep, pad = tokenizer.cls_id, tokenizer.sep_id, tokenizer.pad_id
     ids, types, mask = [], [], []
     for a, b, _ in rows:  # plain lists, one tensor at the end: much faster than filling a tensor row by row
@@ -230,6 +235,20 @@ def sentence_pairs(documents, tokenizer, max_len: int, *, generator: torch.Gener
         return torch.tensor(values, dtype=torch.long).view(len(rows), max_len)
     return {"input_ids": tensor(ids), "token_type_ids": tensor(types), "attention_mask": tensor(mask),
             "next_sentence_label": torch.tensor([label for *_, label in rows], dtype=torch.long)}
+
+
+def equal_halves(pairs: dict, tokenizer, *, seed: int = 0) -> dict[str, torch.Tensor]:
+    """The same pairs with the longer of A and B trimmed (at random ends, as `truncate_pair`) to the length of
+    the shorter, labels kept. On sentence-order pairs this removes a cue that is not order: the half that closes
+    a chunk is usually the longer one (notebook 10, §3, measures both)."""
+    rng, rows = random.Random(seed), []
+    for ids, types, mask, label in zip(*(pairs[k] for k in PAIR_KEYS)):
+        real = mask.bool()
+        ids, types = ids[real], types[real]
+        a, b = ids[types == 0][1:-1].tolist(), ids[types == 1][:-1].tolist()
+        truncate_pair(a, b, 2 * min(len(a), len(b)), rng)
+        rows.append((a, b, int(label)))
+    return _tensors(rows, tokenizer, pairs["input_ids"].shape[1])
 
 
 def mask_pairs(pairs: dict, tokenizer, masking: MaskingConfig = BERT_MASKING, *,
@@ -371,14 +390,15 @@ def pair_train_step(model, optimizer, part: dict, inputs: torch.Tensor, labels: 
 
 
 def train_pairs(model: BertForMLM, tokenizer, streams, val_sets: dict, config, *,
-                progress: bool = True, callback=None) -> dict:
+                progress: bool = True, callback=None, lr_schedule=None) -> dict:
     """Train on batches from `streams` with the course's optimiser and schedule (`config`: a TrainConfig);
     every `config.eval_every` steps evaluate on each held-out set of `val_sets` ({name: pairs dict}).
 
     `streams` is one PairStream, or a length curriculum (notebook 07's lever, as BERT's 128 then 512): a list
     of (until, PairStream), e.g. `[(0.5, pairs_of_32), (1.0, pairs_of_128)]`, each stream used until that
-    share of the steps. Batch size = tokens_per_batch // the stream's max_len. Returns the history: lists,
-    ready to plot and to store as JSON.
+    share of the steps. Batch size = tokens_per_batch // the stream's max_len. `lr_schedule`: the multiplier
+    of `config.lr` at each step (a function of the step); default the course's warm-up and linear decay
+    (`lr_factor`). Returns the history: lists, ready to plot and to store as JSON.
     """
     from tqdm.auto import tqdm
 
@@ -389,7 +409,9 @@ def train_pairs(model: BertForMLM, tokenizer, streams, val_sets: dict, config, *
         raise ValueError("streams must be a PairStream or a list of (until, PairStream) with rising `until`, the "
                          "last one 1.0, e.g. [(0.5, short_stream), (1.0, long_stream)].")
     optimizer = make_optimizer(model, config)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, config.warmup_steps, config.steps))
+    if lr_schedule is None:
+        lr_schedule = lambda s: lr_factor(s, config.warmup_steps, config.steps)  # noqa: E731
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_schedule)
     device = next(model.parameters()).device
     history = {"step": [], "loss": [], "nsp_loss": [], "nsp_accuracy": [], "tokens": [], "seconds": [],
                "eval_step": [], "eval_seconds": [], **{f"val_{name}": [] for name in val_sets}}
@@ -416,6 +438,31 @@ def train_pairs(model: BertForMLM, tokenizer, streams, val_sets: dict, config, *
     return history
 
 
+# ---- NSP's shortcut on the plays (notebook 10, §3) -----------------------------------------------------
+
+_SPEAKER_NAME = re.compile(r"\b([A-Z]{2,}) :")
+
+
+def speaker_names(text: str) -> set[str]:
+    """The speakers a decoded pair names: every word of two or more capitals right before ' :' (the plays write
+    `ROMEO:`, which WordPiece decodes as `ROMEO :`; of `LADY CAPULET :`, the last word). Notebook 10's
+    Exercise 3 writes it."""
+    return set(_SPEAKER_NAME.findall(text))
+
+
+def shares_a_speaker(pairs: dict, tokenizer) -> torch.Tensor:
+    """For each pair, whether A and B name a speaker in common: a rule that answers NSP on the plays without
+    reading a word of the speeches (an IsNext B is usually the reply in the same scene, a NotNext B is from
+    another play, with another cast). Notebook 10 measures it."""
+    out = []
+    for ids, types, mask in zip(pairs["input_ids"], pairs["token_type_ids"], pairs["attention_mask"]):
+        real = mask.bool()
+        ids, types = ids[real], types[real]
+        a, b = (speaker_names(tokenizer.decode(ids[types == t].tolist())) for t in (0, 1))
+        out.append(bool(a & b))
+    return torch.tensor(out, dtype=torch.bool)
+
+
 def nsp_share(pairs: dict) -> float:
     """Share of NotNext (label 1) among the examples that have a label."""
     labels = pairs["next_sentence_label"]
@@ -423,6 +470,7 @@ def nsp_share(pairs: dict) -> float:
     return labels[known].float().mean().item() if known.any() else math.nan
 
 
-__all__ = ["IS_NEXT", "NOT_NEXT", "PAIR_KEYS", "PairStream", "encode_documents", "evaluate_pairs",
+__all__ = ["IS_NEXT", "NOT_NEXT", "PAIR_KEYS", "PairStream", "encode_documents", "equal_halves", "evaluate_pairs",
            "load_documents", "mask_pairs", "nsp_share", "pair_train_step", "pretraining_loss", "select_rows",
-           "sentence_pairs", "shakespeare_documents", "split_documents", "train_pairs", "truncate_pair"]
+           "sentence_pairs", "shakespeare_documents", "shares_a_speaker", "speaker_names", "split_documents",
+           "train_pairs", "truncate_pair"]

@@ -326,3 +326,122 @@ def test_the_same_configuration_in_two_experiments_gives_the_same_figures():
         return run["history"]["val_segments"][-1]
 
     assert final("nsp", "MLM alone") == final("rate", "15%")
+
+
+def test_train_pairs_takes_a_learning_rate_schedule():
+    """The sentence-head experiment holds the rate after its warm-up; the default decays it to 0."""
+    stream = PairStream(tagged_documents(), TOKENIZER, 16, passes=1, masking=TrainConfig().masking,
+                        generator=torch.Generator().manual_seed(0))
+    config = TrainConfig(steps=4, tokens_per_batch=64, lr=1e-3, warmup_steps=1, eval_every=4)
+    seen = []
+    optimizer_step = torch.optim.AdamW.step
+
+    def spy(self, *args, **kwargs):
+        seen.append(self.param_groups[0]["lr"])
+        return optimizer_step(self, *args, **kwargs)
+
+    torch.optim.AdamW.step = spy
+    try:
+        train_pairs(small_pretraining_model(), TOKENIZER, stream, {}, config, progress=False,
+                    lr_schedule=lambda step: 0.5)
+        held = list(seen)
+        seen.clear()
+        train_pairs(small_pretraining_model(), TOKENIZER, stream, {}, config, progress=False)
+    finally:
+        torch.optim.AdamW.step = optimizer_step
+    assert held == [5e-4] * 4
+    assert seen[0] == 1e-3 and seen[-1] < 1e-3  # the course's warm-up and linear decay
+
+
+def test_speaker_names_and_the_shortcut_they_give():
+    from mlm_lib.pairs import shares_a_speaker, speaker_names
+
+    assert speaker_names("[CLS] SAMPSON : Gregory . LADY CAPULET : Ay . I : no . Romeo : so [SEP]") == {"SAMPSON",
+                                                                                                          "CAPULET"}
+    tok = CharTokenizer.from_text("ROMEO :JULIET,ab ")
+    rows = []
+    for a, b in (("ROMEO : ab", "JULIET : ba , ROMEO : a"), ("ROMEO : ab", "JULIET : ab")):
+        ids = [tok.cls_id, *tok.encode(a), tok.sep_id, *tok.encode(b), tok.sep_id]
+        rows.append((ids, [0] * (len(a) + 2) + [1] * (len(b) + 1)))
+    width = max(len(r[0]) for r in rows) + 2
+    pairs = {"input_ids": torch.tensor([r[0] + [tok.pad_id] * (width - len(r[0])) for r in rows]),
+             "token_type_ids": torch.tensor([r[1] + [0] * (width - len(r[1])) for r in rows]),
+             "attention_mask": torch.tensor([[1] * len(r[0]) + [0] * (width - len(r[0])) for r in rows])}
+    assert shares_a_speaker(pairs, tok).tolist() == [True, False]
+
+
+@pytest.mark.slow
+def test_sentence_head_command_smoke(tmp_path):
+    from mlm_lib.experiments import sentence_head
+
+    out = tmp_path / "head.json"
+    assert sentence_head.main(["--preset", "smoke", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    names = [v[0] for v in sentence_head.VARIANTS]
+    assert [r["variant"] for r in result["runs"]] == names and list(result["summary"]) == names
+    assert not set(result["training_documents"]) & set(result["held_out_documents"])
+    for run in result["runs"]:
+        assert set(run["also_in_training"]) == {n for n, _, _ in sentence_head.EVAL_SETS}
+        assert all(0 <= e["nsp_accuracy"] <= 1 for n, _, _ in sentence_head.EVAL_SETS
+                   for e in run["history"][f"val_{n}"])
+    assert result["runs"][2]["config"]["lr"] == 1e-3 and result["runs"][0]["config"]["lr"] == 3e-4
+    with pytest.raises(SystemExit):  # an existing result is never overwritten by accident
+        sentence_head.main(["--preset", "smoke", "--out", str(out)])
+    assert sentence_head.main(["--preset", "smoke", "--out", str(out), "--resume", "--seeds", "0", "1",
+                               "--variants", "MLM + SOP"]) == 0
+    runs = json.loads(out.read_text())["runs"]
+    assert [(r["variant"], r["seed"]) for r in runs[3:]] == [("MLM + SOP", 1)]  # nothing run twice
+
+
+def test_shipped_sentence_head_results_are_whole_and_readmes_show_them():
+    from pathlib import Path
+
+    from mlm_lib.course.assets import load_json_results
+    from mlm_lib.experiments import sentence_head
+
+    results = load_json_results("sentence_head")
+    assert results["experiment"] == "sentence_head" and results["preset"] == "full"
+    assert all(c.startswith("python -m mlm_lib.experiments.sentence_head ") for c in results["commands"])
+    assert results["summary"] == sentence_head.summary(results["runs"])
+    assert list(results["summary"]) == [v[0] for v in sentence_head.VARIANTS]  # every variant ran
+    seeds = {name: sorted(r["seed"] for r in results["runs"] if r["variant"] == name) for name in results["summary"]}
+    assert seeds["MLM + NSP"] == seeds["MLM + SOP"] == [0, 1], seeds
+    assert not set(results["training_documents"]) & set(results["held_out_documents"])
+    for run in results["runs"]:
+        assert run["history"]["eval_step"][-1] == results["settings"]["steps"]
+    table = sentence_head.results_table(results)
+    root = Path(__file__).resolve().parents[1]
+    assert table in (root / "README.md").read_text(), "README's table must be results_table(the shipped JSON)"
+    assert table in (root / "mlm_lib/course/assets/results/README.md").read_text()
+
+
+def test_equal_halves_trims_the_longer_half_and_keeps_the_labels():
+    from mlm_lib.pairs import equal_halves
+
+    made = sentence_pairs(tagged_documents(), TOKENIZER, 40, generator=torch.Generator().manual_seed(3), nsp=False,
+                          sop=True)
+    even = equal_halves(made, TOKENIZER, seed=1)
+    assert torch.equal(even["next_sentence_label"], made["next_sentence_label"])
+    assert even["input_ids"].shape == made["input_ids"].shape
+    for row in range(len(made["input_ids"])):
+        halves = []
+        for pairs in (made, even):
+            real = pairs["attention_mask"][row].bool()
+            ids, types = pairs["input_ids"][row][real], pairs["token_type_ids"][row][real]
+            halves.append((ids[types == 0][1:-1].tolist(), ids[types == 1][:-1].tolist()))
+        (a, b), (a2, b2) = halves
+        assert len(a2) == len(b2) == min(len(a), len(b))
+        shorter, longer, kept = (a, b, b2) if len(a) <= len(b) else (b, a, a2)
+        assert (a2 if len(a) <= len(b) else b2) == shorter  # the shorter half is untouched
+        assert any(longer[i:i + len(kept)] == kept for i in range(len(longer) - len(kept) + 1))  # a run of it
+
+
+def test_readmes_give_the_sentence_head_commands_exactly():
+    from pathlib import Path
+
+    from mlm_lib.course.assets import load_json_results
+
+    root = Path(__file__).resolve().parents[1]
+    for readme in ("README.md", "mlm_lib/course/assets/results/README.md"):
+        text = (root / readme).read_text()
+        assert all(command in text for command in load_json_results("sentence_head")["commands"]), readme

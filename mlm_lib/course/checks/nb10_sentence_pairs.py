@@ -83,3 +83,37 @@ def check_truncate(fn) -> None:
                             f"got {(got_a, got_b)}. Each trim takes the longer side, and the next value of fronts "
                             "says which end.")
     _ok("The longer side loses tokens at random ends, so no segment keeps only its start or only its end.")
+
+
+def check_speaker_names(fn) -> None:
+    """fn(text) -> the set of speakers a decoded pair names: every word of two or more capitals (A-Z) right
+    before ' :'."""
+    from ...pairs import speaker_names
+
+    cases = ["[CLS] SAMPSON : Gregory , o ' my word , we ' ll not carry coals . GREGORY : No , for then [SEP]",
+             "JULIET : O Romeo , Romeo ! wherefore art thou Romeo ? ROMEO : I take thee at thy word [SEP]",
+             "LADY CAPULET : What , Tybalt ? [SEP]",
+             "NURSE : Madam ! NURSE : Your lady mother is coming [SEP]",
+             "and therefore : I will . Romeo : no . I : yes [SEP]",
+             ""]
+    for text in cases:
+        got = _call(fn, text)
+        if not isinstance(got, (set, frozenset, list, tuple)) or not all(isinstance(g, str) for g in got):
+            raise ExerciseError(f"Return a set of names (strings), got {type(got).__name__}.")
+        got, want = set(got), speaker_names(text)
+        if got == want:
+            continue
+        if got & {"CLS", "SEP", "[CLS]", "[SEP]"}:
+            raise ExerciseError("[CLS] and [SEP] are not speakers: a name is a word right before ' :'.")
+        if any("LADY" in g for g in got):
+            raise ExerciseError("Of 'LADY CAPULET :', take the word right before the colon, 'CAPULET': a name of "
+                                "several words is then still named the same way in A and in B.")
+        if got & {"I", "O"}:
+            raise ExerciseError("'I :' is not a speaker: a name has two or more capitals.")
+        if any(not g.isupper() for g in got):
+            raise ExerciseError(f"Only words written entirely in capitals are names (the plays write speakers as "
+                                f"ROMEO:); in {text!r} you found {sorted(got)}.")
+        if got and got < want:
+            raise ExerciseError("Look at every colon, not only the first: a pair holds several speeches.")
+        raise ExerciseError(f"In {text!r} the speakers are {sorted(want)}, you found {sorted(got)}.")
+    _ok("Names before ' :' — a rule that reads no word of the speeches themselves.")

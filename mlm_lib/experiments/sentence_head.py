@@ -1,0 +1,191 @@
+"""Can BERT's sentence head learn on the plays? NSP and SOP, trained briefly on top of the course's WordPiece model.
+
+    python -m mlm_lib.experiments.sentence_head --seeds 0 1 --variants "MLM + NSP" "MLM + SOP" \
+        --out mlm_lib/course/assets/results/sentence_head.json
+    python -m mlm_lib.experiments.sentence_head --seeds 0 --variants "MLM + NSP, lr 1e-3" --resume \
+        --out mlm_lib/course/assets/results/sentence_head.json
+    python -m mlm_lib.experiments.sentence_head --preset smoke --out /tmp/head.json   # seconds: what the tests run
+
+Every run starts from the shipped `shakespeare-wordpiece` model (notebook 09: MLM with whole words masked, on
+windows of up to 64 pieces of the first 95% of the text, so its positions 64-127 were never trained: this is
+their first training, as BERT's last 10% of steps at 512 were for its), adds BERT's pooler and a fresh two-way
+head, and trains MLM + the sentence objective on pairs of 128 pieces (`sentence_pairs`, batches of 32) for
+2,000 steps:
+
+* MLM + NSP: B is A's continuation or comes from another play (BERT's next-sentence prediction);
+* MLM + SOP: B always continues A, and half the time the two are swapped (ALBERT's sentence order);
+* MLM + NSP at lr 1e-3: the learning rate the course's other pair experiments use (`roberta nsp`), for
+  comparison: there the sentence head never left 50%.
+
+The learning rate is warmed up for 50 steps, then held (this continues a pretraining; it is not a whole
+schedule). Every 200 steps each model is evaluated on the same fixed sets of (at most) 512 examples: NSP and SOP
+pairs from the two held-out plays (never trained on by this; 437 of their 239,855 characters, the opening lines
+of *Romeo and Juliet*, were in the MLM training text of the starting model), NSP and SOP pairs drawn afresh
+(another seed) from the training plays — new pairings of segments the model has read — and the held-out SOP
+pairs with their halves trimmed to equal length (`equal_halves`), where length says nothing about order.
+Results are written after every run.
+Notebook 10, section 3, plots them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+import time
+
+import torch
+
+from ..course.assets import reference_checkpoint
+from ..masking import MaskingConfig
+from ..model import BertForPreTraining
+from ..pairs import (PairStream, encode_documents, equal_halves, load_documents, sentence_pairs, split_documents,
+                     train_pairs)
+from ..training import TrainConfig
+from ._args import machine, output_file, today, whole_number, write_json
+from .roberta import final_figures
+
+# one variant: (name, SOP instead of NSP, learning rate; None: the preset's)
+VARIANTS = [("MLM + NSP", False, None), ("MLM + SOP", True, None), ("MLM + NSP, lr 1e-3", False, 1e-3)]
+
+PRESETS = {
+    "full": dict(start="shakespeare-wordpiece", max_len=128, steps=2000, batch_size=32, lr=3e-4, warmup_steps=50,
+                 eval_every=200, val_examples=512, passes=3, seeds=(0, 1), train_documents=None),
+    "smoke": dict(start="shakespeare-wordpiece", max_len=32, steps=4, batch_size=4, lr=3e-4, warmup_steps=1,
+                  eval_every=2, val_examples=16, passes=1, seeds=(0,), train_documents=3),
+}
+
+# the held-out sets: (name, from the training plays?, SOP?); their seeds differ from every training stream's.
+# "equal halves": the held-out SOP pairs with the longer half trimmed to the shorter's length (`equal_halves`)
+EVAL_SETS = [("held-out NSP", False, False), ("held-out SOP", False, True),
+             ("training plays, new NSP", True, False), ("training plays, new SOP", True, True),
+             ("held-out SOP, equal halves", False, True)]
+EVAL_PAIRS_SEED = 99  # the held-out pairs of `roberta` and notebook 10
+EVAL_TRAIN_SEED = 7
+
+
+def eval_sets(train_docs, val_docs, tokenizer, settings: dict) -> dict:
+    out = {}
+    for name, from_training, sop in EVAL_SETS:
+        if name.endswith(", equal halves"):
+            out[name] = equal_halves(out[name.removesuffix(", equal halves")], tokenizer, seed=EVAL_PAIRS_SEED)
+            continue
+        made = sentence_pairs(train_docs if from_training else val_docs, tokenizer, settings["max_len"],
+                              generator=torch.Generator().manual_seed(EVAL_TRAIN_SEED if from_training
+                                                                      else EVAL_PAIRS_SEED),
+                              nsp=not sop, sop=sop)
+        out[name] = {k: v[: settings["val_examples"]] for k, v in made.items()}
+    return out
+
+
+def rows_also_in(pairs: dict, stream: PairStream) -> float:
+    """Share of the rows of `pairs` that occur, identical, among the training stream's examples."""
+    seen = {tuple(r.tolist()) for r in stream.pairs["input_ids"]}
+    return sum(tuple(r.tolist()) in seen for r in pairs["input_ids"]) / max(1, len(pairs["input_ids"]))
+
+
+def run(variant: tuple, data, *, seed: int, settings: dict, progress: bool = False) -> dict:
+    """Warm-start one model from the shipped WordPiece model and train it on one sentence objective."""
+    name, sop, lr = variant
+    checkpoint, train_docs, val_sets = data
+    s = settings
+    torch.manual_seed(seed)  # the fresh pooler and head
+    model = BertForPreTraining(checkpoint.model.config)
+    missing = model.load_state_dict(checkpoint.model.state_dict(), strict=False).missing_keys
+    assert all(k.startswith(("pooler.", "nsp_head.")) for k in missing), missing
+    masking = MaskingConfig()
+    config = TrainConfig(steps=s["steps"], tokens_per_batch=s["batch_size"] * s["max_len"], lr=lr or s["lr"],
+                         warmup_steps=s["warmup_steps"], eval_every=s["eval_every"], seed=seed, masking=masking)
+    stream = PairStream(train_docs, checkpoint.tokenizer, s["max_len"], passes=s["passes"], masking=masking,
+                        generator=torch.Generator().manual_seed(seed), nsp=not sop, sop=sop)
+    start = time.perf_counter()
+    warmup = s["warmup_steps"]
+    history = train_pairs(model, checkpoint.tokenizer, stream, val_sets, config, progress=progress,
+                          lr_schedule=lambda step: min(1.0, (step + 1) / warmup))
+    return {"variant": name, "seed": seed, "seconds": time.perf_counter() - start, "examples": len(stream),
+            "also_in_training": {k: rows_also_in(v, stream) for k, v in val_sets.items()},
+            "config": config.to_dict(), "history": history}
+
+
+def summary(runs: list[dict]) -> dict:
+    """Per variant, the final sentence-head accuracy and masked loss on each set, mean over its seeds."""
+    out = {}
+    for name in dict.fromkeys(r["variant"] for r in runs):
+        finals = [final_figures(r) for r in runs if r["variant"] == name]
+        out[name] = {"seeds": len(finals)}
+        for set_name in finals[0]:
+            for key in ("nsp_accuracy", "loss"):
+                out[name][f"{set_name}: {key}"] = sum(f[set_name][key] for f in finals) / len(finals)
+    return out
+
+
+def results_table(result: dict) -> str:
+    """The Markdown table README and results/README.md show (a test keeps them equal to the file): the sentence
+    head's final accuracy on each set, mean over seeds with each seed's in brackets."""
+    names = [n for n, _, _ in EVAL_SETS]
+    lines = ["| variant | seeds | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 2)]
+    for variant in result["summary"]:
+        runs = [r for r in result["runs"] if r["variant"] == variant]
+        cells = []
+        for set_name in names:
+            each = [r["history"][f"val_{set_name}"][-1]["nsp_accuracy"] for r in runs]
+            cells.append(f"{sum(each) / len(each):.1%}" + (f" ({' / '.join(f'{v:.1%}' for v in each)})"
+                                                            if len(each) > 1 else ""))
+        lines.append(f"| {variant} | {len(runs)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--preset", choices=sorted(PRESETS), default="full")
+    parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every run)")
+    parser.add_argument("--seeds", type=whole_number(0), nargs="+", help="seeds to run (default: the preset's)")
+    parser.add_argument("--variants", nargs="+", choices=[v[0] for v in VARIANTS], metavar="VARIANT",
+                        help="variants to run (default: all): " + ", ".join(repr(v[0]) for v in VARIANTS))
+    parser.add_argument("--steps", type=whole_number(1), help="training steps per run (default: the preset's)")
+    parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
+    args = parser.parse_args(argv)
+    out = output_file(parser, "--out", args.out)
+    settings = dict(PRESETS[args.preset])
+    if args.steps:
+        settings.update(steps=args.steps, eval_every=max(1, min(settings["eval_every"], args.steps // 2)),
+                        warmup_steps=min(settings["warmup_steps"], max(1, args.steps // 10)))
+    seeds = tuple(args.seeds) if args.seeds is not None else settings["seeds"]
+    variants = [v for v in VARIANTS if args.variants is None or v[0] in args.variants]
+    runs, commands = [], []
+    if args.resume and out.exists():
+        previous = json.loads(out.read_text())
+        if previous.get("settings", {}).get("steps") != settings["steps"] or "sentence_head" != previous.get("experiment"):
+            parser.error(f"--resume: {out} holds another experiment or other settings; give a new --out")
+        runs, commands = previous["runs"], previous["commands"]
+    elif out.exists():
+        parser.error(f"{out} exists: give --resume to continue it, or another --out")
+    started = time.perf_counter()
+    checkpoint = reference_checkpoint(settings["start"])
+    train_docs, val_docs = split_documents(load_documents(None))
+    names = list(train_docs)[: settings["train_documents"]]
+    train_ids = encode_documents({n: train_docs[n] for n in names}, checkpoint.tokenizer)
+    val_ids = encode_documents(val_docs, checkpoint.tokenizer)
+    data = (checkpoint, train_ids, eval_sets(train_ids, val_ids, checkpoint.tokenizer, settings))
+    done = {(r["variant"], r["seed"]) for r in runs}
+    command = "python -m mlm_lib.experiments.sentence_head " + shlex.join(sys.argv[1:] if argv is None else argv)
+    for seed in seeds:  # seed by seed, so a stopped experiment still compares every variant
+        for variant in variants:
+            if (variant[0], seed) in done:
+                continue
+            print(f"sentence head: {variant[0]}, seed {seed}", file=sys.stderr, flush=True)
+            runs.append(run(variant, data, seed=seed, settings=settings))
+            result = {"experiment": "sentence_head", "commands": commands + [command], "date": today(),
+                      "machine": machine(), "preset": args.preset,
+                      "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()},
+                      "training_documents": names, "held_out_documents": list(val_docs),
+                      "seconds": time.perf_counter() - started, "runs": runs, "summary": summary(runs)}
+            write_json(out, result)
+            figures = result["summary"][variant[0]]
+            print("  " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items() if k != "seeds"), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
