@@ -237,17 +237,22 @@ def _tensors(rows, tokenizer, max_len: int) -> dict[str, torch.Tensor]:
             "next_sentence_label": torch.tensor([label for *_, label in rows], dtype=torch.long)}
 
 
+def pair_halves(pairs: dict):
+    """Each pair's A and B as lists of ids, without `[CLS]`, `[SEP]` and padding."""
+    for ids, types, mask in zip(pairs["input_ids"], pairs["token_type_ids"], pairs["attention_mask"]):
+        real = mask.bool()
+        ids, types = ids[real], types[real]
+        yield ids[types == 0][1:-1].tolist(), ids[types == 1][:-1].tolist()
+
+
 def equal_halves(pairs: dict, tokenizer, *, seed: int = 0) -> dict[str, torch.Tensor]:
     """The same pairs with the longer of A and B trimmed (at random ends, as `truncate_pair`) to the length of
     the shorter, labels kept. On sentence-order pairs this removes a cue that is not order: the half that closes
-    a chunk is usually the longer one (notebook 10, §3, measures both)."""
+    a chunk is more often the longer one (notebook 10, §3, measures both)."""
     rng, rows = random.Random(seed), []
-    for ids, types, mask, label in zip(*(pairs[k] for k in PAIR_KEYS)):
-        real = mask.bool()
-        ids, types = ids[real], types[real]
-        a, b = ids[types == 0][1:-1].tolist(), ids[types == 1][:-1].tolist()
+    for (a, b), label in zip(pair_halves(pairs), pairs["next_sentence_label"].tolist()):
         truncate_pair(a, b, 2 * min(len(a), len(b)), rng)
-        rows.append((a, b, int(label)))
+        rows.append((a, b, label))
     return _tensors(rows, tokenizer, pairs["input_ids"].shape[1])
 
 
@@ -454,13 +459,8 @@ def shares_a_speaker(pairs: dict, tokenizer) -> torch.Tensor:
     """For each pair, whether A and B name a speaker in common: a rule that answers NSP on the plays without
     reading a word of the speeches (an IsNext B is usually the reply in the same scene, a NotNext B is from
     another play, with another cast). Notebook 10 measures it."""
-    out = []
-    for ids, types, mask in zip(pairs["input_ids"], pairs["token_type_ids"], pairs["attention_mask"]):
-        real = mask.bool()
-        ids, types = ids[real], types[real]
-        a, b = (speaker_names(tokenizer.decode(ids[types == t].tolist())) for t in (0, 1))
-        out.append(bool(a & b))
-    return torch.tensor(out, dtype=torch.bool)
+    return torch.tensor([bool(speaker_names(tokenizer.decode(a)) & speaker_names(tokenizer.decode(b)))
+                         for a, b in pair_halves(pairs)], dtype=torch.bool)
 
 
 def nsp_share(pairs: dict) -> float:
@@ -470,7 +470,7 @@ def nsp_share(pairs: dict) -> float:
     return labels[known].float().mean().item() if known.any() else math.nan
 
 
-__all__ = ["IS_NEXT", "NOT_NEXT", "PAIR_KEYS", "PairStream", "encode_documents", "equal_halves", "evaluate_pairs",
-           "load_documents", "mask_pairs", "nsp_share", "pair_train_step", "pretraining_loss", "select_rows",
-           "sentence_pairs", "shakespeare_documents", "shares_a_speaker", "speaker_names", "split_documents",
-           "train_pairs", "truncate_pair"]
+__all__ = ["IS_NEXT", "NOT_NEXT", "PAIR_KEYS", "encode_documents", "equal_halves", "evaluate_pairs",
+           "load_documents", "mask_pairs", "nsp_share", "pair_halves", "pair_train_step", "PairStream",
+           "pretraining_loss", "select_rows", "sentence_pairs", "shakespeare_documents", "shares_a_speaker",
+           "speaker_names", "split_documents", "train_pairs", "truncate_pair"]
