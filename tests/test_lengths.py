@@ -1,6 +1,7 @@
 """A model answers only at the lengths it was trained for: the shipped model keeps only its trained position
 rows, holds its accuracy at every length it accepts, and refuses longer input with a clear error."""
 import json
+import math
 
 import pytest
 import torch
@@ -39,9 +40,12 @@ def test_shipped_model_holds_its_accuracy_at_every_length_it_accepts(split_ids):
     assert min(by_length[n] for n in by_length if n >= 48) > 0.70
     assert by_length[128] >= max(by_length.values()) - 0.01  # best at the longest: no fall past some length
     _, val_ids = split_ids
-    for length in (16, 64, 128):  # re-evaluated on other windows: the shipped figures hold
-        accuracy = evaluate(model, tokenizer, val_ids, length=length, windows=256)["accuracy"]
-        assert abs(accuracy - by_length[length]) < 0.03, (length, accuracy, by_length[length])
+    for length in (16, 64, 128):  # re-evaluated on other windows, ~4,900 blanks at each length: the figures hold
+        here = evaluate(model, tokenizer, val_ids, length=length, windows=256 * 128 // length)
+        shipped = measured["by_length"][str(length)]
+        p = shipped["accuracy"]  # within 4 binomial standard errors of the difference of the two samples
+        tolerance = 4 * math.sqrt(p * (1 - p) * (1 / here["predictions"] + 1 / shipped["predictions"]))
+        assert abs(here["accuracy"] - p) < tolerance, (length, here["accuracy"], p, tolerance)
     with pytest.raises(ValueError, match="longer than max_len=128"):
         evaluate(model, tokenizer, val_ids, length=129, windows=8)
     long_text = "To be, or not to be, that is the question: Whether 'tis nobler in the mind to suffer " * 3
