@@ -1,4 +1,4 @@
-"""Muon for the encoder's weight matrices, AdamW for the rest: the optimiser of the course's speedrun recipe.
+"""Muon for the encoder's weight matrices, AdamW for the rest: the optimiser of the speedrun's muon recipes.
 Taught in notebook 14 ("How fast can a laptop pretrain BERT?"), §3.
 
 AdamW scales each weight's step by that weight's own gradient history, one number at a time. Muon (Keller
