@@ -21,21 +21,21 @@ __version__ = "0.3.0"
 from .attention import MultiHeadAttention, causal_bias, padding_bias, scaled_dot_product_attention, softmax_entropy
 from .baselines import NeighbourCountModel, NgramNaiveBayes, count_model_baseline, unigram_baseline
 from .checkpoints import Checkpoint, load_checkpoint, save_checkpoint
-from .curriculum import LengthSchedule, fixed, linear, step, summarize, tokens_to_reach
+from .curriculum import LengthSchedule, fixed, linear, run_schedule, step_up, summarize, tokens_to_reach
 from .data import (SPECIAL_TOKENS, VAL_FRACTION, CharTokenizer, load_corpus, prepare_data, random_windows,
                    train_val_split)
 from .masking import (BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED,
                       MaskingConfig, mask_tokens, mask_whole_words)
 from .finetune import classify, encode_examples, evaluate_classifier, fine_tune, task_splits, verse_or_prose
 from .hf import hf_tokenizer, save_pretrained
-from .ltr import evaluate_next_token, next_token_batch
+from .ltr import NextToken, evaluate_next_token, next_token_batch
 from .model import (MODEL_SIZES, BertConfig, BertEncoder, BertForMLM, BertForPreTraining, BertForSequenceClassification,
                     from_hf, to_hf)
 from .muon import MuonAndAdamW, hidden_matrices, newton_schulz
-from .pairs import (PairStream, evaluate_pairs, load_documents, pretraining_loss, sentence_pairs, split_documents,
-                    train_pairs)
+from .pairs import (MaskedPairs, PairStream, evaluate_pairs, load_documents, pretraining_loss, sentence_pairs,
+                    split_documents)
 from .predict import Prediction, predict_masked
-from .training import (TrainConfig, evaluate, lr_factor, make_optimizer, masked_accuracy, mlm_loss, train,
+from .training import (MaskedLM, TrainConfig, evaluate, lr_factor, make_optimizer, masked_accuracy, mlm_loss, train,
                        train_step, training_batch, word_mates_accuracy)
 from .wordpiece import WordPieceTokenizer, prepare_wordpiece_data
 
@@ -43,20 +43,20 @@ __all__ = [
     "MultiHeadAttention", "causal_bias", "padding_bias", "scaled_dot_product_attention", "softmax_entropy",
     "NeighbourCountModel", "NgramNaiveBayes", "count_model_baseline", "unigram_baseline",
     "Checkpoint", "load_checkpoint", "save_checkpoint",
-    "LengthSchedule", "fixed", "linear", "step", "summarize", "tokens_to_reach",
+    "LengthSchedule", "fixed", "linear", "run_schedule", "step_up", "summarize", "tokens_to_reach",
     "SPECIAL_TOKENS", "VAL_FRACTION", "CharTokenizer", "load_corpus", "prepare_data", "random_windows",
     "train_val_split",
     "BERT_MASKING", "EVAL_SEED", "IGNORE_INDEX", "MASKED", "NOT_SELECTED", "OUTCOME_NAMES", "RANDOM", "UNCHANGED",
     "MaskingConfig", "mask_tokens", "mask_whole_words",
     "classify", "encode_examples", "evaluate_classifier", "fine_tune", "task_splits", "verse_or_prose",
-    "hf_tokenizer", "save_pretrained", "evaluate_next_token", "next_token_batch",
+    "hf_tokenizer", "save_pretrained", "NextToken", "evaluate_next_token", "next_token_batch",
     "MODEL_SIZES", "BertConfig", "BertEncoder", "BertForMLM", "BertForPreTraining", "BertForSequenceClassification",
     "from_hf", "to_hf",
     "MuonAndAdamW", "hidden_matrices", "newton_schulz",
-    "PairStream", "evaluate_pairs", "load_documents", "pretraining_loss", "sentence_pairs", "split_documents",
-    "train_pairs",
+    "MaskedPairs", "PairStream", "evaluate_pairs", "load_documents", "pretraining_loss", "sentence_pairs",
+    "split_documents",
     "Prediction", "predict_masked",
-    "TrainConfig", "evaluate", "lr_factor", "make_optimizer", "masked_accuracy", "mlm_loss", "train", "train_step",
+    "MaskedLM", "TrainConfig", "evaluate", "lr_factor", "make_optimizer", "masked_accuracy", "mlm_loss", "train", "train_step",
     "training_batch", "word_mates_accuracy",
     "WordPieceTokenizer", "prepare_wordpiece_data",
 ]

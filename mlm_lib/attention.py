@@ -1,7 +1,8 @@
 """Scaled dot-product attention, written out, and multi-head attention built on it.
 
-Taught in notebook 03 (attention): the weights in §1-§2, padding in §3, several heads in §4, what trained
-heads look at in §5. The causal mask of a left-to-right model is taught in notebook 12.
+Taught in notebook 03 (attention): the weights in §1-§3, padding in §4, several heads in §5, what trained
+heads look at in §6. The causal mask of a left-to-right model is taught in notebook 13 (masked against
+left-to-right), the local (sliding-window) mask and rotary positions of ModernBERT in notebook 16.
 
 Every position asks a question (query), every position offers an answer key and a value; a position's
 output is the average of all values, weighted by how well its query matches each key. Dividing the dot
@@ -17,6 +18,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .dropout import dropout
+from .rope import apply_rope
 
 
 def padding_bias(attention_mask: torch.Tensor | None, dtype=torch.float32) -> torch.Tensor | None:
@@ -34,11 +36,24 @@ def padding_bias(attention_mask: torch.Tensor | None, dtype=torch.float32) -> to
 def causal_bias(length: int, dtype=torch.float32, device=None) -> torch.Tensor:
     """A (1, 1, length, length) additive bias that hides every later position: query i sees keys 0..i only.
 
-    This one mask turns BERT's encoder into a left-to-right language model (notebook 12): the network, its
+    This one mask turns BERT's encoder into a left-to-right language model (notebook 13): the network, its
     weights and its cost stay the same; only what each position may read changes.
     """
     hidden = torch.ones(length, length, dtype=torch.bool, device=device).triu(1)
     return torch.zeros(1, 1, length, length, dtype=dtype, device=device).masked_fill(hidden, torch.finfo(dtype).min)
+
+
+def sliding_window_bias(length: int, window: int, dtype=torch.float32, device=None) -> torch.Tensor:
+    """A (1, 1, length, length) additive bias for local attention: query i sees key j only when
+    |i - j| <= window // 2 (Hugging Face's ModernBERT: a window of 128 is 64 positions either side).
+
+    Notebook 16: ModernBERT's local layers. A mask like this restricts what a layer reads; it saves no work on
+    its own (the scores are still computed, then hidden): kernels that skip the hidden blocks are what make
+    local attention cheap on long sequences.
+    """
+    position = torch.arange(length, device=device)
+    far = (position[:, None] - position[None, :]).abs() > window // 2
+    return torch.zeros(1, 1, length, length, dtype=dtype, device=device).masked_fill(far, torch.finfo(dtype).min)
 
 
 def scaled_dot_product_attention(q, k, v, bias=None, dropout_p: float = 0.0, training: bool = False):
@@ -63,21 +78,32 @@ class MultiHeadAttention(nn.Module):
     to a slower path, and our dropout mask (mlm_lib.dropout) is cheaper to draw.
     """
 
-    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, fused: bool = True):
+    def __init__(self, d_model: int, n_heads: int, dropout: float = 0.0, fused: bool = True, *,
+                 fused_qkv: bool = False, linear_bias: bool = True):
         super().__init__()
         if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads}).")
         self.n_heads, self.d_head, self.dropout, self.fused = n_heads, d_model // n_heads, dropout, fused
-        self.query = nn.Linear(d_model, d_model)
-        self.key = nn.Linear(d_model, d_model)
-        self.value = nn.Linear(d_model, d_model)
-        self.output = nn.Linear(d_model, d_model)
+        if fused_qkv:  # one matrix multiplication for all three (ModernBERT's Wqkv; notebook 16)
+            self.qkv = nn.Linear(d_model, 3 * d_model, bias=linear_bias)
+        else:
+            self.query = nn.Linear(d_model, d_model, bias=linear_bias)
+            self.key = nn.Linear(d_model, d_model, bias=linear_bias)
+            self.value = nn.Linear(d_model, d_model, bias=linear_bias)
+        self.output = nn.Linear(d_model, d_model, bias=linear_bias)
 
     def _split(self, x):  # (batch, length, d_model) -> (batch, heads, length, d_head)
         return x.view(x.size(0), x.size(1), self.n_heads, self.d_head).transpose(1, 2)
 
-    def forward(self, x, bias=None, return_weights: bool = False):
-        q, k, v = self._split(self.query(x)), self._split(self.key(x)), self._split(self.value(x))
+    def forward(self, x, bias=None, return_weights: bool = False, rope=None):
+        """`bias`: an additive attention bias (padding, causal or local mask); `rope`: (cos, sin) from
+        `mlm_lib.rope.rope_angles` to turn the queries and keys by their positions (notebook 16)."""
+        if hasattr(self, "qkv"):
+            q, k, v = (self._split(t) for t in self.qkv(x).chunk(3, dim=-1))
+        else:
+            q, k, v = self._split(self.query(x)), self._split(self.key(x)), self._split(self.value(x))
+        if rope is not None:
+            q, k = apply_rope(q, *rope), apply_rope(k, *rope)
         p = self.dropout if self.training else 0.0
         weights = None
         if self.fused and not return_weights and (p == 0.0 or x.device.type != "cpu"):

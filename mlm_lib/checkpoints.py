@@ -15,8 +15,9 @@ from pathlib import Path
 import torch
 
 from .data import CharTokenizer
-from .wordpiece import WordPieceTokenizer
+from .electra import ElectraDiscriminator, ElectraGenerator
 from .model import BertConfig, BertEncoder, BertForMLM, BertForPreTraining, BertForSequenceClassification
+from .wordpiece import WordPieceTokenizer
 
 CHECKPOINT_FORMAT = "mlm_lib-checkpoint-1"
 _TIED = "head.word_embedding.weight"  # the decoder *is* the word embedding: stored once
@@ -43,7 +44,9 @@ def atomic_save(obj, path) -> None:
 
 
 MODEL_CLASSES = {"BertForMLM": BertForMLM, "BertForPreTraining": BertForPreTraining,
-                 "BertForSequenceClassification": BertForSequenceClassification}
+                 "BertForSequenceClassification": BertForSequenceClassification,
+                 "ElectraDiscriminator": ElectraDiscriminator,  # ELECTRA's kept encoder (notebook 15)
+                 "ElectraGenerator": ElectraGenerator}  # and its generator, to look at a trained pair
 TOKENIZERS = {"CharTokenizer": CharTokenizer, "WordPieceTokenizer": WordPieceTokenizer}
 
 

@@ -1,8 +1,8 @@
 """Sequence-length curricula: which window length to train on at each point of training, and how to
 compare training runs that used different ones.
 
-Taught in notebook 07 (curriculum): schedules in §1-§2, the comparison ("tokens to reach the same loss")
-in §3-§4.
+Taught in notebook 07 (curriculum): schedules in §1-§2, one run of each (`run_schedule`) and the comparison
+("tokens to reach the same loss") in §3-§4.
 
 Attention costs grow with the square of the length and, early on, a masked character is best guessed
 from its near neighbours anyway; long windows mostly add distraction until the model can use them
@@ -14,6 +14,8 @@ same token budget and comparisons between them are fair.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+
+import torch
 
 KINDS = ("fixed", "step", "linear")
 
@@ -70,13 +72,32 @@ def fixed(length: int) -> LengthSchedule:
     return LengthSchedule("fixed", short=length, long=length)
 
 
-def step(short: int, long: int, at: float = 0.9) -> LengthSchedule:
-    """BERT's schedule with its own numbers: step(128, 512, at=0.9)."""
+def step_up(short: int, long: int, at: float = 0.9) -> LengthSchedule:
+    """`short` windows, then `long` ones from share `at` of training on. BERT's schedule with its own numbers:
+    step_up(128, 512, at=0.9)."""
     return LengthSchedule("step", short=short, long=long, until=at)
 
 
 def linear(short: int, long: int, until: float = 0.5, multiple: int = 8) -> LengthSchedule:
     return LengthSchedule("linear", short=short, long=long, until=until, multiple=multiple)
+
+
+# ---- one run of the experiment (notebook 07, §3) --------------------------------------------------------
+
+def run_schedule(schedule: LengthSchedule, tokenizer, train_ids, val_ids, *, seed: int = 0, sizes: dict | None = None,
+                 steps: int, tokens_per_batch: int, lr: float, warmup_steps: int, eval_every: int,
+                 eval_windows: int, callback=None, progress: bool = False) -> dict:
+    """Train a fresh model (the course's sizes unless `sizes`) with `schedule`; return the run: its label, schedule,
+    seed and history. The same seed gives the same initial weights, whatever the schedule, so runs compare."""
+    from .model import MODEL_SIZES, BertConfig, BertForMLM  # imported here: training imports this module
+    from .training import TrainConfig, train
+
+    torch.manual_seed(seed)
+    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **(MODEL_SIZES["course"] if sizes is None else sizes)))
+    config = TrainConfig(steps=steps, tokens_per_batch=tokens_per_batch, schedule=schedule, lr=lr,
+                         warmup_steps=warmup_steps, eval_every=eval_every, eval_windows=eval_windows, seed=seed)
+    history = train(model, tokenizer, train_ids, val_ids, config, callback=callback, progress=progress)
+    return {"label": schedule.describe(), "schedule": schedule.to_dict(), "seed": seed, "history": history}
 
 
 # ---- comparing runs ---------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """Dropout with a cheaper random mask, for training on a CPU.
 
-Used by the model (notebook 04); why it exists is the speed section of README (measured by
+Used by the model (notebook 04); why it exists is docs/performance.md (measured by
 `python -m mlm_lib.experiments.bench`).
 
 Dropout zeroes each activation with probability p during training (and scales the rest by 1/(1-p), so

@@ -29,12 +29,24 @@ import random
 import torch
 import torch.nn.functional as F
 
-from .model import BertForSequenceClassification
+from .model import ENCODER_PARTS, BertForSequenceClassification
 
 VERSE, PROSE = 0, 1
 LABEL_NAMES = ("verse", "prose")
 SPLIT_SEED = 0  # the verse speeches dropped to balance each split: the same for every run
 TASK_MAX_LEN = 64  # tokens a text is cut to: the shipped model was pretrained on windows of up to 64 characters
+
+# learner: (start from, pooling, encoder frozen)
+METHODS = {
+    "pretrained": ("pretrained", "cls", False),
+    "pretrained, mean": ("pretrained", "mean", False),
+    "frozen": ("pretrained", "cls", True),
+    "frozen, mean": ("pretrained", "mean", True),
+    "scratch": ("scratch", "cls", False),
+}
+# chosen on the validation plays by `python -m mlm_lib.experiments.finetune lr` (results/finetune_lr.json): for
+# each learner, the rate with the best mean validation accuracy over its two budgets
+LEARNING_RATES = {"pretrained": 0.0001, "pretrained, mean": 0.0001, "frozen": 0.001, "frozen, mean": 0.01, "scratch": 0.001}
 
 
 def verse_or_prose(speech: str) -> int | None:
@@ -159,6 +171,11 @@ def fine_tune(model: BertForSequenceClassification, data: dict, *, steps: int = 
     `freeze_encoder=True` trains the pooler and classifier only, on the encoder's fixed features (the
     "feature-based" approach of BERT §5.3). Returns {"step": [...], "loss": [...]}; `callback(step, loss)` runs
     every `every` steps.
+
+    Why a loop of its own, not `training.train` (the course's one pretraining loop): the batches are passes over a
+    small labelled set, not windows of a text; only some parameters train (a frozen encoder); and nothing is
+    evaluated inside the loop — the test plays are looked at once, after training, so that no choice is made on
+    them (the learning rates were chosen on the validation plays, `LEARNING_RATES`).
     """
     from .training import adamw, lr_factor  # one optimiser recipe for the whole course
 
@@ -169,7 +186,7 @@ def fine_tune(model: BertForSequenceClassification, data: dict, *, steps: int = 
     for name, value in (("steps", steps), ("batch_size", batch_size)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}.")
-    encoder = [p for n, p in model.named_parameters() if n.split(".")[0] in ("embeddings", "layers", "final_norm")]
+    encoder = [p for n, p in model.named_parameters() if n.split(".")[0] in ENCODER_PARTS]
     for p in encoder:
         p.requires_grad_(not freeze_encoder)
     trainable = [(n, p) for n, p in model.named_parameters() if p.requires_grad]

@@ -32,12 +32,13 @@ from .model import BertForMLM, to_hf
 from .wordpiece import WordPieceTokenizer
 
 
-def hf_tokenizer(tokenizer, max_length: int | None = None, *, special_tokens: bool = True):
+def hf_tokenizer(tokenizer, max_length: int | None = None, *, special_tokens: bool = True, token_types: bool = True):
     """A Hugging Face fast tokenizer giving the same ids as `tokenizer` (ours), built with `tokenizers`.
 
     `special_tokens`: whether a text is read as `[CLS] text [SEP]` (a pair as `[CLS] A [SEP] B [SEP]`), as the
     course's classifiers and pair models were trained; the course pretrains its MLM models on plain windows
-    of text, with no `[CLS]` or `[SEP]`, so their tokenizer adds none.
+    of text, with no `[CLS]` or `[SEP]`, so their tokenizer adds none. `token_types=False` leaves the token-type
+    ids out of what it returns, for a model that has none (ModernBERT, notebook 16).
     """
     if max_length is not None and (isinstance(max_length, bool) or not isinstance(max_length, numbers.Integral)
                                    or max_length < 3):
@@ -66,14 +67,15 @@ def hf_tokenizer(tokenizer, max_length: int | None = None, *, special_tokens: bo
         fast.post_processor = processors.TemplateProcessing(single="$A", pair="$A $B:1", special_tokens=[])
     limit = {} if max_length is None else {"model_max_length": int(max_length)}
     return PreTrainedTokenizerFast(tokenizer_object=fast, clean_up_tokenization_spaces=False, unk_token="[UNK]",
-                                   model_input_names=["input_ids", "token_type_ids", "attention_mask"],
+                                   model_input_names=["input_ids", "token_type_ids", "attention_mask"] if token_types
+                                   else ["input_ids", "attention_mask"],
                                    pad_token="[PAD]", cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]",
                                    **limit)
 
 
 def save_pretrained(model, tokenizer, folder, *, max_length: int | None = None, overwrite: bool = False) -> Path:
-    """Write `model` (BertForMLM, BertForPreTraining or BertForSequenceClassification) and its tokenizer as a
-    Hugging Face folder. The folder appears whole or not at all: everything is written to a temporary folder
+    """Write `model` (BertForMLM — a ModernBERT when it has all of ModernBERT's changes —, BertForPreTraining or
+    BertForSequenceClassification) and its tokenizer as a Hugging Face folder. The folder appears whole or not at all: everything is written to a temporary folder
     beside it first. An existing folder is replaced only with `overwrite=True`."""
     folder = Path(folder)
     if tokenizer.vocab_size != model.config.vocab_size:
@@ -83,10 +85,15 @@ def save_pretrained(model, tokenizer, folder, *, max_length: int | None = None, 
         raise ValueError(f"{folder} is a file: give a folder to write the model into.")
     if folder.exists() and any(folder.iterdir()) and not overwrite:
         raise FileExistsError(f"{folder} already holds files: choose a new folder, or pass overwrite=True to replace it.")
-    hf_tok = hf_tokenizer(tokenizer, max_length, special_tokens=not type(model) is BertForMLM)
+    hf_tok = hf_tokenizer(tokenizer, max_length, special_tokens=not type(model) is BertForMLM,
+                          token_types=bool(model.config.type_vocab_size))
     hf = to_hf(model)
     folder.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # a bar for one small shard is noise (and stored stderr in a notebook)
     try:
         hf.save_pretrained(tmp)
         hf_tok.save_pretrained(tmp)
@@ -100,6 +107,8 @@ def save_pretrained(model, tokenizer, folder, *, max_length: int | None = None, 
         else:
             tmp.replace(folder)
     finally:
+        if bars:
+            hf_logging.enable_progress_bar()
         if tmp.exists():
             shutil.rmtree(tmp)
     return folder

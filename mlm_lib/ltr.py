@@ -9,7 +9,8 @@ The difference from masked-LM pretraining is small to write and large in effect:
   cannot read the answer;
 * every position carries a loss (against 15% under MLM), but every prediction sees only its left context.
 BERT's §C.1 (Figure 5) measured what that buys: the left-to-right model's pretraining converges faster, the
-masked model's fine-tuned accuracy overtakes it almost at once. Notebook 13 measures the same at this scale.
+masked model's fine-tuned accuracy overtakes it almost at once. Notebook 13 measures the same at this scale, with
+`NextToken`, the objective `training.train` runs for it.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from .data import random_windows
+from .training import train_step
 
 
 def next_token_batch(ids: torch.Tensor, batch_size: int, length: int, generator: torch.Generator | None = None):
@@ -56,3 +58,34 @@ def evaluate_next_token(model, ids: torch.Tensor, *, length: int, windows: int =
     model.train(was_training)
     count = windows * length
     return {"loss": loss / count, "accuracy": right / count, "predictions": count}
+
+
+class NextToken:
+    """The left-to-right objective, as `training.train` runs it (notebook 13): random windows of the training
+    ids (`train_data`), each position trained to predict the next token; held out, next-token loss and accuracy
+    on `config.eval_windows` windows of the schedule's final length spread over `val_data`. The model must be
+    causal (`BertConfig(causal=True)`): one that attends both ways could read the answer."""
+
+    distributed = False
+
+    def check(self, tokenizer, train_data, val_data, config) -> None:
+        for what, ids in (("training", train_data), ("held-out", val_data)):
+            if not isinstance(ids, torch.Tensor) or ids.dim() != 1:
+                raise ValueError(f"The {what} data of NextToken must be a 1-D tensor of token ids.")
+
+    def batch(self, tokenizer, train_data, config, progress: float, generator) -> dict:
+        inputs, labels = next_token_batch(train_data, config.schedule.batch_size_at(progress, config.tokens_per_batch),
+                                          config.schedule.length_at(progress), generator)
+        return {"inputs": inputs, "labels": labels}
+
+    def step(self, model, optimizer, batch: dict, config, *, world, autocast_dtype=None) -> dict:
+        _check_causal(model)  # the same step as the masked LM's: here every position is a prediction
+        loss, accuracy = train_step(model, optimizer, batch["inputs"].to(world.device), batch["labels"].to(world.device),
+                                    grad_clip=config.grad_clip, autocast_dtype=autocast_dtype)
+        return {"loss": loss, "accuracy": accuracy, "predictions": batch["labels"].numel()}
+
+    def evaluate(self, model, tokenizer, val_data, config) -> dict:
+        return evaluate_next_token(model, val_data, length=config.schedule.length_at(1.0), windows=config.eval_windows)
+
+    def tokens(self, batch: dict) -> int:
+        return batch["inputs"].numel()

@@ -3,7 +3,9 @@
 Taught in notebook 04 (encoder): embeddings in §1, the encoder layer in §2, the MLM head and the whole
 model in §3, the parity with Hugging Face in §5. `BertForPreTraining` (the pooler and the next-sentence
 head beside the MLM head, BERT's two objectives) is taught in notebook 10, `BertForSequenceClassification`
-(fine-tuning) in notebook 11, the causal mask of a left-to-right model (`causal=True`) in notebook 12.
+(fine-tuning) in notebook 11, the causal mask of a left-to-right model (`causal=True`) in notebook 13 (masked
+against left-to-right), narrower embeddings with a projection (`embedding_size`, ELECTRA's generator) in
+notebook 15 and ModernBERT's changes (the options after `causal` in `BertConfig`) in notebook 16.
 
 embeddings (word + position + token type, then LayerNorm)
   -> n_layers x [attention -> add & LayerNorm -> feed-forward (GELU) -> add & LayerNorm]   (post-LN)
@@ -16,6 +18,14 @@ initialises with a *truncated* normal (std 0.02), uses the tanh approximation of
 the exact one) and its Adam skips bias correction. `pre_ln=True` gives the pre-LayerNorm variant
 (LayerNorm before each sub-layer and once more after the last layer), which trains more stably at high
 learning rates but is not BERT.
+
+ModernBERT (Warner et al., 2024) keeps the encoder and changes its parts; each change is an option here, so
+that notebook 16 can measure them one at a time: rotary positions instead of a table (`position="rope"`,
+`mlm_lib.rope`), a gated feed-forward layer (`ffn="geglu"`), no bias terms (`bias=False`), pre-LN whose first
+layer reads the normalised embeddings as they are (`pre_ln=True, first_layer_norm=False`), global attention
+in every n-th layer and a sliding window in the others (`global_every`, `local_window`), one fused projection
+for queries, keys and values (`fused_qkv`), no token types (`type_vocab_size=0`). With all of them on, the
+model equals Hugging Face's `ModernBertForMaskedLM` weight for weight (`to_hf` / `from_hf`, tested).
 """
 from __future__ import annotations
 
@@ -26,8 +36,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .attention import MultiHeadAttention, causal_bias, padding_bias
+from .attention import MultiHeadAttention, causal_bias, padding_bias, sliding_window_bias
 from .dropout import Dropout
+from .rope import rope_angles
+
+POSITIONS = ("learned", "rope")
+FEED_FORWARDS = ("gelu", "geglu")
 
 
 @dataclass
@@ -44,14 +58,46 @@ class BertConfig:
     pad_id: int = 0
     pre_ln: bool = False
     fused_attention: bool = True
-    causal: bool = False      # True: each position sees only itself and those before it (left-to-right; notebook 12)
+    causal: bool = False      # True: each position sees only itself and those before it (left-to-right; notebook 13)
+    embedding_size: int | None = None  # the embeddings' width if not d_model; a projection follows (notebook 15)
+    # ModernBERT's changes (notebook 16); the defaults are BERT's
+    position: str = "learned"  # "learned": a table of max_len rows; "rope": rotary positions, no table
+    rope_theta: float = 160_000.0      # RoPE's base in the global layers (ModernBERT's, at 8,192 tokens)
+    local_rope_theta: float = 10_000.0  # ... and in the local (sliding-window) layers
+    ffn: str = "gelu"         # "gelu": BERT's feed-forward; "geglu": gelu(x W) * (x V), d_ff wide
+    bias: bool = True         # False: no bias in the linear layers and LayerNorms (the MLM decoder keeps its own)
+    first_layer_norm: bool = True  # with pre_ln: False lets the first layer read the normalised embeddings as they are
+    global_every: int = 1     # layers 0, n, 2n, ... attend to the whole sequence, the others within local_window
+    local_window: int = 128   # a local layer's window: each position sees local_window // 2 positions either side
+    fused_qkv: bool = False   # one projection for queries, keys and values (ModernBERT's Wqkv)
 
     def __post_init__(self):
-        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_len", "type_vocab_size"):
+        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff", "max_len", "type_vocab_size",
+                     "global_every", "local_window"):
             value = getattr(self, name)
-            smallest = 0 if name == "n_layers" else 1
+            smallest = 0 if name in ("n_layers", "type_vocab_size") else 1
             if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < smallest:
                 raise ValueError(f"BertConfig.{name} must be a whole number >= {smallest}, got {value!r}.")
+        if self.embedding_size is not None and (isinstance(self.embedding_size, bool) or
+                                                not isinstance(self.embedding_size, numbers.Integral) or
+                                                self.embedding_size < 1):
+            raise ValueError(f"BertConfig.embedding_size must be a whole number >= 1 or None, got {self.embedding_size!r}.")
+        if self.position not in POSITIONS:
+            raise ValueError(f"BertConfig.position must be one of {POSITIONS}, got {self.position!r}.")
+        if self.ffn not in FEED_FORWARDS:
+            raise ValueError(f"BertConfig.ffn must be one of {FEED_FORWARDS}, got {self.ffn!r}.")
+        for name in ("bias", "first_layer_norm", "fused_qkv", "pre_ln"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"BertConfig.{name} must be True or False, got {getattr(self, name)!r}.")
+        if not self.first_layer_norm and not self.pre_ln:
+            raise ValueError("first_layer_norm=False is a pre-LN option (the first layer's norm before attention): "
+                             "set pre_ln=True too, or leave first_layer_norm at True.")
+        if self.position == "rope" and (self.d_model // max(1, self.n_heads)) % 2:
+            raise ValueError(f"RoPE turns pairs of numbers: a head's width (d_model / n_heads = "
+                             f"{self.d_model // self.n_heads}) must be even.")
+        for name in ("rope_theta", "local_rope_theta"):
+            if not isinstance(getattr(self, name), numbers.Real) or not getattr(self, name) > 1:
+                raise ValueError(f"BertConfig.{name} must be a number > 1, got {getattr(self, name)!r}.")
         if self.d_model % self.n_heads:
             raise ValueError(f"d_model ({self.d_model}) must be divisible by n_heads ({self.n_heads}): each head "
                              "takes an equal slice of every token's vector.")
@@ -61,6 +107,14 @@ class BertConfig:
             raise ValueError(f"BertConfig.causal must be True or False, got {self.causal!r}.")
         if not 0 <= self.pad_id < self.vocab_size:
             raise ValueError(f"pad_id {self.pad_id} is not an id of a vocabulary of {self.vocab_size} tokens.")
+
+    @property
+    def embedding_width(self) -> int:
+        return self.d_model if self.embedding_size is None else self.embedding_size
+
+    def is_global(self, layer: int) -> bool:
+        """Whether layer `layer` attends to the whole sequence (else within local_window)."""
+        return layer % self.global_every == 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -76,50 +130,75 @@ MODEL_SIZES = {
     "smoke": dict(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_len=64, dropout=0.0),
 }
 
+# ModernBERT's changes, all together, on the course's sizes (notebook 16): the GeGLU layer's width is 2/3 of
+# d_ff (344 for 512), so that its three matrices hold about as many parameters as BERT's two; local layers see
+# 16 characters either side (a quarter of the 128 the course trains at; ModernBERT's 128 tokens are an eighth of
+# its 1,024-token pretraining length); LayerNorm's epsilon is ModernBERT's.
+MODERN = dict(position="rope", ffn="geglu", bias=False, pre_ln=True, first_layer_norm=False, global_every=3,
+              local_window=32, fused_qkv=True, type_vocab_size=0, layer_norm_eps=1e-5)
+GEGLU_WIDTH = {512: 344}  # BERT's d_ff -> GeGLU's, at about equal parameters (the course's size)
+
 
 class Embeddings(nn.Module):
     """A token's vector = what it is + where it is + which segment it belongs to, then LayerNorm."""
 
     def __init__(self, c: BertConfig):
         super().__init__()
-        self.word = nn.Embedding(c.vocab_size, c.d_model, padding_idx=c.pad_id)
-        self.position = nn.Embedding(c.max_len, c.d_model)
-        self.token_type = nn.Embedding(c.type_vocab_size, c.d_model)
-        self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
+        width = c.embedding_width
+        self.word = nn.Embedding(c.vocab_size, width, padding_idx=c.pad_id)
+        if c.position == "learned":  # with RoPE, positions enter inside attention instead (notebook 16)
+            self.position = nn.Embedding(c.max_len, width)
+        if c.type_vocab_size:
+            self.token_type = nn.Embedding(c.type_vocab_size, width)
+        self.norm = nn.LayerNorm(width, eps=c.layer_norm_eps, bias=c.bias)
         self.dropout = Dropout(c.dropout)
 
     def forward(self, ids, token_type_ids=None):
         # positions 0..L-1 are simply the first L rows of the table; without token types every position
         # is segment 0 (row 0). Slicing instead of looking up saves two gathers and their backward passes.
-        x = self.word(ids) + self.position.weight[: ids.size(1)]
-        x = x + (self.token_type.weight[0] if token_type_ids is None else self.token_type(token_type_ids))
+        x = self.word(ids)
+        if hasattr(self, "position"):
+            x = x + self.position.weight[: ids.size(1)]
+        if hasattr(self, "token_type"):
+            x = x + (self.token_type.weight[0] if token_type_ids is None else self.token_type(token_type_ids))
+        elif token_type_ids is not None and bool((token_type_ids != 0).any()):
+            raise ValueError("This model has no token types (type_vocab_size=0, as ModernBERT): it reads one "
+                             "segment; pass no token_type_ids.")
         return self.dropout(self.norm(x))
 
 
 class EncoderLayer(nn.Module):
     """Attention lets positions exchange information; the feed-forward then works on each one alone."""
 
-    def __init__(self, c: BertConfig):
+    def __init__(self, c: BertConfig, index: int = 0):
         super().__init__()
-        self.pre_ln = c.pre_ln
-        self.attention = MultiHeadAttention(c.d_model, c.n_heads, c.dropout, fused=c.fused_attention)
-        self.attention_norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
-        self.ff_in = nn.Linear(c.d_model, c.d_ff)
-        self.ff_out = nn.Linear(c.d_ff, c.d_model)
-        self.ff_norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
+        self.pre_ln, self.gated, self.is_global = c.pre_ln, c.ffn == "geglu", c.is_global(index)
+        self.attention = MultiHeadAttention(c.d_model, c.n_heads, c.dropout, fused=c.fused_attention,
+                                            fused_qkv=c.fused_qkv, linear_bias=c.bias)
+        if c.pre_ln and index == 0 and not c.first_layer_norm:  # the embeddings were just normalised (ModernBERT)
+            self.attention_norm = nn.Identity()
+        else:
+            self.attention_norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps, bias=c.bias)
+        self.ff_in = nn.Linear(c.d_model, 2 * c.d_ff if self.gated else c.d_ff, bias=c.bias)
+        self.ff_out = nn.Linear(c.d_ff, c.d_model, bias=c.bias)
+        self.ff_norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps, bias=c.bias)
         self.dropout = Dropout(c.dropout)
 
     def feed_forward(self, x):
-        return self.dropout(self.ff_out(F.gelu(self.ff_in(x))))
+        h = self.ff_in(x)
+        if self.gated:  # GeGLU: one half, through GELU, scaled by the other half, position by position
+            h, gate = h.chunk(2, dim=-1)
+            return self.dropout(self.ff_out(F.gelu(h) * gate))
+        return self.dropout(self.ff_out(F.gelu(h)))
 
-    def forward(self, x, bias=None, return_weights: bool = False):
+    def forward(self, x, bias=None, return_weights: bool = False, rope=None):
         if self.pre_ln:
-            a = self.attention(self.attention_norm(x), bias, return_weights)
+            a = self.attention(self.attention_norm(x), bias, return_weights, rope)
             attn, weights = a if return_weights else (a, None)
             x = x + self.dropout(attn)
             x = x + self.feed_forward(self.ff_norm(x))
         else:  # post-LN, as in BERT
-            a = self.attention(x, bias, return_weights)
+            a = self.attention(x, bias, return_weights, rope)
             attn, weights = a if return_weights else (a, None)
             x = self.attention_norm(x + self.dropout(attn))
             x = self.ff_norm(x + self.feed_forward(x))
@@ -136,8 +215,8 @@ class MLMHead(nn.Module):
 
     def __init__(self, c: BertConfig, word_embedding: nn.Embedding):
         super().__init__()
-        self.dense = nn.Linear(c.d_model, c.d_model)
-        self.norm = nn.LayerNorm(c.d_model, eps=c.layer_norm_eps)
+        self.dense = nn.Linear(c.d_model, c.embedding_width, bias=c.bias)
+        self.norm = nn.LayerNorm(c.embedding_width, eps=c.layer_norm_eps, bias=c.bias)
         self.word_embedding = word_embedding  # shared, not a copy
         self.bias = nn.Parameter(torch.zeros(c.vocab_size))
 
@@ -155,8 +234,11 @@ class BertEncoder(nn.Module):
         super().__init__()
         self.config = config
         self.embeddings = Embeddings(config)
-        self.layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_layers))
-        self.final_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.pre_ln else nn.Identity()
+        if config.embedding_width != config.d_model:  # narrower embeddings, widened to the layers' width
+            self.embed_project = nn.Linear(config.embedding_width, config.d_model)
+        self.layers = nn.ModuleList(EncoderLayer(config, i) for i in range(config.n_layers))
+        self.final_norm = (nn.LayerNorm(config.d_model, eps=config.layer_norm_eps, bias=config.bias) if config.pre_ln
+                           else nn.Identity())
 
     @staticmethod
     def _init_weights(m):
@@ -181,18 +263,30 @@ class BertEncoder(nn.Module):
     def encode(self, ids, attention_mask=None, token_type_ids=None, return_attentions: bool = False):
         """The encoder's output: one vector per position, (batch, length, d_model)."""
         self._check(ids)
+        c, length = self.config, ids.size(1)
         x = self.embeddings(ids, token_type_ids)
+        if hasattr(self, "embed_project"):
+            x = self.embed_project(x)
         bias = padding_bias(attention_mask, x.dtype)
-        if self.config.causal:  # left-to-right: position i may not look at i+1, i+2, ... (notebook 12)
-            bias = causal_bias(ids.size(1), x.dtype, x.device) if bias is None else bias + causal_bias(
-                ids.size(1), x.dtype, x.device)
+        if c.causal:  # left-to-right: position i may not look at i+1, i+2, ... (notebook 13)
+            bias = causal_bias(length, x.dtype, x.device) if bias is None else bias + causal_bias(
+                length, x.dtype, x.device)
+        biases = {True: bias}  # global layers; local ones see a window too (notebook 16)
+        if c.global_every > 1 and c.n_layers > 1:
+            window = sliding_window_bias(length, c.local_window, x.dtype, x.device)
+            biases[False] = window if bias is None else torch.minimum(bias, window)
+        ropes = {True: None, False: None}
+        if c.position == "rope":  # the turn of every query and key by its position: global and local bases
+            ropes = {True: rope_angles(length, c.d_model // c.n_heads, c.rope_theta, x.device),
+                     False: rope_angles(length, c.d_model // c.n_heads, c.local_rope_theta, x.device)}
         attentions = []
         for layer in self.layers:
+            layer_bias, rope = biases[layer.is_global], ropes[layer.is_global]
             if return_attentions:
-                x, w = layer(x, bias, return_weights=True)
+                x, w = layer(x, layer_bias, return_weights=True, rope=rope)
                 attentions.append(w)
             else:
-                x = layer(x, bias)
+                x = layer(x, layer_bias, rope=rope)
         x = self.final_norm(x)
         return (x, attentions) if return_attentions else x
 
@@ -214,6 +308,9 @@ class BertEncoder(nn.Module):
         """
         if isinstance(length, bool) or not isinstance(length, numbers.Integral) or not 1 <= length <= self.config.max_len:
             raise ValueError(f"length must be a whole number from 1 to max_len={self.config.max_len}, got {length!r}.")
+        if not hasattr(self.embeddings, "position"):  # RoPE: no table; the longest input measured to hold (notebook 16)
+            self.config = replace(self.config, max_len=length)
+            return self
         table = self.embeddings.position
         kept = nn.Embedding(length, table.embedding_dim, device=table.weight.device, dtype=table.weight.dtype)
         with torch.no_grad():
@@ -286,6 +383,7 @@ class BertForPreTraining(BertForMLM):
 
 
 POOLINGS = ("cls", "mean")
+ENCODER_PARTS = ("embeddings", "embed_project", "layers", "final_norm")  # a state dict's encoder, by first name
 
 
 class BertForSequenceClassification(BertEncoder):
@@ -295,7 +393,7 @@ class BertForSequenceClassification(BertEncoder):
     Hugging Face's `BertForSequenceClassification` (dropout before the classifier). What is pooled:
     * "cls" (BERT's choice): the vector at `[CLS]`, position 0, which attention lets read the whole input;
     * "mean": the average of the vectors of the real (not padding) positions. A left-to-right model must use
-      this one: under its causal mask position 0 sees nothing but itself (notebook 12).
+      this one: under its causal mask position 0 sees nothing but itself (notebook 13).
     `from_encoder` starts it from a pretrained model: the encoder's weights are copied, the pooler too where
     the source has one (`BertForPreTraining`), and the classifier starts from random weights.
     """
@@ -333,9 +431,9 @@ class BertForSequenceClassification(BertEncoder):
         config = BertConfig(**{**model.config.to_dict(), **({} if dropout is None else {"dropout": dropout})})
         new = cls(config, num_labels, pooling, label_names)
         source = model.state_dict()
-        shared = {k: v for k, v in source.items() if k.split(".")[0] in ("embeddings", "layers", "final_norm", "pooler")}
+        shared = {k: v for k, v in source.items() if k.split(".")[0] in (*ENCODER_PARTS, "pooler")}
         missing, unexpected = new.load_state_dict(shared, strict=False)
-        if unexpected or any(k.split(".")[0] in ("embeddings", "layers", "final_norm") for k in missing):
+        if unexpected or any(k.split(".")[0] in ENCODER_PARTS for k in missing):
             raise RuntimeError(f"Encoder weights did not line up: missing {missing}, unexpected {unexpected}.")
         return new.to(next(model.parameters()).device)
 
@@ -357,13 +455,34 @@ class BertForSequenceClassification(BertEncoder):
 
 # ---- Hugging Face conversion -------------------------------------------------------------------------
 
+def not_bert(config: BertConfig) -> list[str]:
+    """The options of `config` that Hugging Face's BERT classes do not have: empty for BERT."""
+    bert = BertConfig(vocab_size=config.vocab_size)
+    found = [f"{name}={getattr(config, name)!r}" for name in ("pre_ln", "causal", "position", "ffn", "bias",
+                                                              "global_every", "embedding_size")
+             if getattr(config, name) != getattr(bert, name) and not (name == "embedding_size" and
+                                                                      config.embedding_width == config.d_model)]
+    return found + (["type_vocab_size=0"] if config.type_vocab_size == 0 else [])
+
+
+def not_modernbert(config: BertConfig) -> list[str]:
+    """The options of `config` that differ from Hugging Face's ModernBERT: empty when every change is on."""
+    want = dict(position="rope", ffn="geglu", bias=False, pre_ln=True, first_layer_norm=False, type_vocab_size=0,
+                causal=False)
+    found = [f"{k}={getattr(config, k)!r} (ModernBERT: {v!r})" for k, v in want.items() if getattr(config, k) != v]
+    return found + ([f"embedding_size={config.embedding_size}"] if config.embedding_width != config.d_model else [])
+
+
 def hf_config(config: BertConfig, **extra):
     """The `transformers.BertConfig` describing the same network (built locally, nothing downloaded); `extra`
     goes to it as it is (e.g. num_labels, id2label for a classifier)."""
-    if config.pre_ln:
-        raise ValueError("Hugging Face's BertForMaskedLM is post-LN: only a model with pre_ln=False can be converted.")
     if config.causal:
         raise ValueError("This is a left-to-right (causal) model, not BERT: Hugging Face's BERT classes attend both ways.")
+    if not_bert(config):
+        modern = (f" Nor is it a ModernBERT, which differs in {', '.join(not_modernbert(config))}."
+                  if not_modernbert(config) else " It is a ModernBERT: to_hf gives a ModernBertForMaskedLM.")
+        raise ValueError(f"Hugging Face's BERT (post-LN, learned positions, GELU, biases) has no "
+                         f"{', '.join(not_bert(config))}: this model cannot be converted to it.{modern}")
     from transformers import BertConfig as HFBertConfig
 
     return HFBertConfig(
@@ -373,6 +492,108 @@ def hf_config(config: BertConfig, **extra):
         hidden_dropout_prob=config.dropout, attention_probs_dropout_prob=config.dropout,
         layer_norm_eps=config.layer_norm_eps, pad_token_id=config.pad_id, **extra,
     )
+
+
+def unfused(state: dict) -> dict:
+    """A state dict with every fused `attention.qkv` split into `attention.query`, `.key` and `.value`."""
+    out = {}
+    for key, value in state.items():
+        if ".attention.qkv." in key:
+            for part, piece in zip(("query", "key", "value"), value.chunk(3, dim=0)):
+                out[key.replace(".qkv.", f".{part}.")] = piece
+        else:
+            out[key] = value
+    return out
+
+
+def modernbert_config(config: BertConfig):
+    """The `transformers.ModernBertConfig` of a course model with all of ModernBERT's changes (notebook 16)."""
+    if not_modernbert(config):
+        raise ValueError(f"Not a ModernBERT: {', '.join(not_modernbert(config))}. Build it with "
+                         "BertConfig(..., **mlm_lib.model.MODERN) to export it as ModernBertForMaskedLM.")
+    from transformers import ModernBertConfig
+
+    layer_types = ["full_attention" if config.is_global(i) else "sliding_attention" for i in range(config.n_layers)]
+    return ModernBertConfig(
+        vocab_size=config.vocab_size, hidden_size=config.d_model, intermediate_size=config.d_ff,
+        num_hidden_layers=config.n_layers, num_attention_heads=config.n_heads, hidden_activation="gelu",
+        max_position_embeddings=config.max_len, norm_eps=config.layer_norm_eps, norm_bias=False,
+        attention_bias=False, mlp_bias=False, classifier_bias=False, decoder_bias=True, layer_types=layer_types,
+        local_attention=config.local_window, attention_dropout=config.dropout, embedding_dropout=config.dropout,
+        mlp_dropout=config.dropout, pad_token_id=config.pad_id, bos_token_id=None, eos_token_id=None,
+        cls_token_id=None, sep_token_id=None, tie_word_embeddings=True,
+        rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": float(config.rope_theta)},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": float(config.local_rope_theta)}})
+
+
+def _modernbert_names(n_layers: int) -> dict[str, str]:
+    """Our parameter names -> `ModernBertForMaskedLM`'s (fused QKV; no biases but the decoder's; no norm
+    before the first layer's attention)."""
+    names = {"embeddings.word.weight": "model.embeddings.tok_embeddings.weight",
+             "embeddings.norm.weight": "model.embeddings.norm.weight", "final_norm.weight": "model.final_norm.weight",
+             "head.dense.weight": "head.dense.weight", "head.norm.weight": "head.norm.weight",
+             "head.bias": "decoder.bias"}
+    for i in range(n_layers):
+        ours, theirs = f"layers.{i}.", f"model.layers.{i}."
+        names.update({ours + "attention.qkv.weight": theirs + "attn.Wqkv.weight",
+                      ours + "attention.output.weight": theirs + "attn.Wo.weight",
+                      ours + "ff_norm.weight": theirs + "mlp_norm.weight",
+                      ours + "ff_in.weight": theirs + "mlp.Wi.weight", ours + "ff_out.weight": theirs + "mlp.Wo.weight"})
+        if i > 0:
+            names[ours + "attention_norm.weight"] = theirs + "attn_norm.weight"
+    return names
+
+
+def fused(state: dict) -> dict:
+    """A state dict with every attention's query, key and value joined into one `attention.qkv`."""
+    out = {}
+    for key, value in state.items():
+        if ".attention.query." in key:
+            parts = [state[key.replace(".query.", f".{p}.")] for p in ("query", "key", "value")]
+            out[key.replace(".query.", ".qkv.")] = torch.cat(parts, dim=0)
+        elif ".attention.key." not in key and ".attention.value." not in key:
+            out[key] = value
+    return out
+
+
+def _modernbert_to_hf(model: "BertForMLM"):
+    from transformers import ModernBertForMaskedLM
+
+    if type(model) is not BertForMLM:
+        raise ValueError(f"Only the masked-LM model converts to ModernBERT ({type(model).__name__} does not: "
+                         "Hugging Face's ModernBERT classifier pools and projects differently).")
+    hf = ModernBertForMaskedLM(modernbert_config(model.config))
+    ours = fused(model.state_dict())
+    result = hf.load_state_dict({theirs: ours[mine] for mine, theirs in _modernbert_names(model.config.n_layers).items()},
+                                strict=False)
+    untouched = [k for k in result.missing_keys if k != "decoder.weight"]  # tied to the embeddings
+    if untouched or result.unexpected_keys:
+        raise RuntimeError(f"Weight names did not line up with ModernBERT's: {untouched or result.unexpected_keys}")
+    hf.tie_weights()
+    return hf.eval() if not model.training else hf
+
+
+def _modernbert_from_hf(hf_model) -> "BertForMLM":
+    c = hf_model.config
+    if c.hidden_activation != "gelu" or c.norm_bias or c.attention_bias or c.mlp_bias or c.classifier_bias:
+        raise ValueError("Only a ModernBERT with GELU and no biases (the published one) can be converted.")
+    types = list(c.layer_types)
+    every = next((i for i, t in enumerate(types[1:], 1) if t == "full_attention"), len(types))
+    config = BertConfig(**{**MODERN, "global_every": max(1, every), "layer_norm_eps": c.norm_eps,
+                           "local_window": c.local_attention}, vocab_size=c.vocab_size, d_model=c.hidden_size,
+                        n_layers=c.num_hidden_layers, n_heads=c.num_attention_heads, d_ff=c.intermediate_size,
+                        max_len=c.max_position_embeddings, pad_id=c.pad_token_id or 0, dropout=float(c.attention_dropout),
+                        rope_theta=c.rope_parameters["full_attention"]["rope_theta"],
+                        local_rope_theta=c.rope_parameters["sliding_attention"]["rope_theta"])
+    if [config.is_global(i) for i in range(config.n_layers)] != [t == "full_attention" for t in types]:
+        raise ValueError(f"This ModernBERT's layer pattern {types} is not 'global every n-th layer'.")
+    model = BertForMLM(config)
+    theirs = hf_model.state_dict()
+    result = model.load_state_dict({mine: theirs[t] for mine, t in _modernbert_names(config.n_layers).items()},
+                                   strict=False)
+    if result.missing_keys != ["head.word_embedding.weight"]:  # the tied decoder
+        raise RuntimeError(f"Weight names did not line up with ModernBERT's: {result.missing_keys}")
+    return model.train(hf_model.training)
 
 
 def _kind(model) -> str:
@@ -417,7 +638,13 @@ def _name_map(n_layers: int, kind: str = "mlm") -> dict[str, str]:
 
 def to_hf(model: BertEncoder):
     """A Hugging Face model holding this model's weights: `BertForMaskedLM` for a `BertForMLM`,
-    `BertForPreTraining` for a `BertForPreTraining`, `BertForSequenceClassification` for ours (pooling "cls")."""
+    `BertForPreTraining` for a `BertForPreTraining`, `BertForSequenceClassification` for ours (pooling "cls");
+    `ModernBertForMaskedLM` for a `BertForMLM` with all of ModernBERT's changes (`MODERN`); ELECTRA's
+    generator and discriminator (`mlm_lib.electra`) as `ElectraForMaskedLM` and `ElectraForPreTraining`."""
+    if hasattr(model, "to_hf"):  # ELECTRA's two halves convert themselves (mlm_lib.electra)
+        return model.to_hf()
+    if not not_modernbert(model.config):
+        return _modernbert_to_hf(model)
     from transformers import BertForMaskedLM
     from transformers import BertForPreTraining as HFBertForPreTraining
     from transformers import BertForSequenceClassification as HFBertForSequenceClassification
@@ -433,7 +660,7 @@ def to_hf(model: BertEncoder):
             label2id={n: i for i, n in enumerate(names_)}))
     else:
         hf = (HFBertForPreTraining if kind == "pretraining" else BertForMaskedLM)(hf_config(model.config))
-    ours = model.state_dict()
+    ours = unfused(model.state_dict())
     names = _name_map(model.config.n_layers, kind)
     result = hf.load_state_dict({t: ours[mine] for mine, t in names.items()}, strict=False)
     untouched = [k for k in result.missing_keys if not k.startswith("cls.predictions.decoder.")]  # tied ones
@@ -447,7 +674,17 @@ def to_hf(model: BertEncoder):
 def from_hf(hf_model) -> BertEncoder:
     """Our model holding the weights of a Hugging Face BERT (GELU, absolute positions): a `BertForMLM` from a
     `BertForMaskedLM`, a `BertForPreTraining` from a `BertForPreTraining`, a `BertForSequenceClassification`
-    from a `BertForSequenceClassification`."""
+    from a `BertForSequenceClassification`; a `BertForMLM` with ModernBERT's changes from a
+    `ModernBertForMaskedLM`; ELECTRA's halves from `ElectraForMaskedLM` and `ElectraForPreTraining`."""
+    name = type(hf_model).__name__
+    if name.startswith("Electra"):
+        from .electra import electra_from_hf  # imported here: the ELECTRA module builds on this one
+
+        return electra_from_hf(hf_model)
+    if name.startswith("ModernBert"):
+        if name != "ModernBertForMaskedLM":
+            raise ValueError(f"Of ModernBERT's classes the course converts ModernBertForMaskedLM, not {name}.")
+        return _modernbert_from_hf(hf_model)
     c = hf_model.config
     if c.hidden_act != "gelu" or getattr(c, "position_embedding_type", "absolute") != "absolute":
         raise ValueError("Only BERT with hidden_act='gelu' and absolute position embeddings can be converted.")

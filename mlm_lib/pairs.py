@@ -2,8 +2,8 @@
 
 Taught in notebook 10 (sentence pairs and NSP): documents and segments in §1, building a pair by hand,
 `sentence_pairs`, trimming and masking in §2, the model's two heads, their loss, sentence-order prediction and
-the sentence head trained briefly (with `speaker_names`, the shortcut it can take) in §3; `PairStream` and
-`train_pairs` run the experiments of §3 and §4 (what RoBERTa changed).
+the sentence head trained briefly (with `speaker_names`, the shortcut it can take) in §3; `PairStream` and the
+`MaskedPairs` objective (which `training.train` runs) make the experiments of §3 and §4 (what RoBERTa changed).
 
 BERT reads one or two pieces of text as one sequence: `[CLS] A [SEP] B [SEP]`. Token type 0 marks `[CLS] A
 [SEP]`, type 1 marks `B [SEP]`, and an attention mask hides the padding that fills the batch to one length.
@@ -35,7 +35,6 @@ import math
 import numbers
 import random
 import re
-import time
 import warnings
 from pathlib import Path
 
@@ -369,9 +368,10 @@ class PairStream:
 
 
 def pair_train_step(model, optimizer, part: dict, inputs: torch.Tensor, labels: torch.Tensor, *,
-                    grad_clip: float | None = 1.0):
+                    grad_clip: float | None = 1.0) -> dict:
     """One optimisation step on a batch of pairs: MLM loss at the selected positions, plus the NSP loss
-    where the model has the head and the batch has labels. Returns (MLM loss, NSP loss, NSP accuracy)."""
+    where the model has the head and the batch has labels. Returns the batch's figures: MLM loss and accuracy,
+    NSP loss and accuracy (nan without the head)."""
     device = inputs.device
     chosen = labels != IGNORE_INDEX
     targets = labels[chosen]
@@ -391,56 +391,57 @@ def pair_train_step(model, optimizer, part: dict, inputs: torch.Tensor, labels: 
     if nsp_logits is not None and (nsp_labels != IGNORE_INDEX).any():
         known = nsp_labels != IGNORE_INDEX
         nsp_acc = (nsp_logits.detach().argmax(-1)[known] == nsp_labels[known]).float().mean().item()
-    return (loss - nsp_loss).item(), nsp_loss.item(), nsp_acc
+    return {"loss": (loss - nsp_loss).item(), "accuracy": (logits.detach().argmax(-1) == targets).float().mean().item(),
+            "nsp_loss": nsp_loss.item(), "nsp_accuracy": nsp_acc}
 
 
-def train_pairs(model: BertForMLM, tokenizer, streams, val_sets: dict, config, *,
-                progress: bool = True, callback=None, lr_schedule=None) -> dict:
-    """Train on batches from `streams` with the course's optimiser and schedule (`config`: a TrainConfig);
-    every `config.eval_every` steps evaluate on each held-out set of `val_sets` ({name: pairs dict}).
-
-    `streams` is one PairStream, or a length curriculum (notebook 07's lever, as BERT's 128 then 512): a list
-    of (until, PairStream), e.g. `[(0.5, pairs_of_32), (1.0, pairs_of_128)]`, each stream used until that
-    share of the steps. Batch size = tokens_per_batch // the stream's max_len. `lr_schedule`: the multiplier
-    of `config.lr` at each step (a function of the step); default the course's warm-up and linear decay
-    (`lr_factor`). Returns the history: lists, ready to plot and to store as JSON.
-    """
-    from tqdm.auto import tqdm
-
-    from .training import lr_factor, make_optimizer
-
+def stream_phases(streams) -> list:
+    """`streams` as a list of (until, PairStream): one PairStream is [(1.0, it)]; a length curriculum is checked."""
     phases = [(1.0, streams)] if isinstance(streams, PairStream) else list(streams)
     if not phases or phases[-1][0] < 1.0 or any(a[0] >= b[0] for a, b in zip(phases, phases[1:])):
         raise ValueError("streams must be a PairStream or a list of (until, PairStream) with rising `until`, the "
                          "last one 1.0, e.g. [(0.5, short_stream), (1.0, long_stream)].")
-    optimizer = make_optimizer(model, config)
-    if lr_schedule is None:
-        lr_schedule = lambda s: lr_factor(s, config.warmup_steps, config.steps)  # noqa: E731
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_schedule)
-    device = next(model.parameters()).device
-    history = {"step": [], "loss": [], "nsp_loss": [], "nsp_accuracy": [], "tokens": [], "seconds": [],
-               "eval_step": [], "eval_seconds": [], **{f"val_{name}": [] for name in val_sets}}
-    tokens, t0 = 0, time.perf_counter()
-    model.train()
-    for step in tqdm(range(config.steps), disable=not progress, desc="training"):
-        stream = next(st for until, st in phases if step < until * config.steps)
+    return phases
+
+
+class MaskedPairs:
+    """BERT's two objectives on sentence pairs, as `training.train` runs them (notebook 10, §3-§4): the masked LM
+    on the pairs, plus next-sentence (or sentence-order) prediction when the model has the head
+    (`BertForPreTraining`) and the examples have labels.
+
+    `train_data` is one PairStream, or a length curriculum (notebook 07's lever, as BERT's 128 then 512): a list
+    of (until, PairStream), e.g. `[(0.5, pairs_of_32), (1.0, pairs_of_128)]`, each stream used until that share
+    of the budget. Batch size = tokens_per_batch // the stream's max_len; the streams mask the training batches
+    (static or dynamic, `PairStream`). `val_data` is {name: pairs dict}: each is evaluated (`evaluate_pairs`, at
+    BERT's 15%), giving the history's `val_<name>` entries; after training the history also holds `epochs`,
+    the passes each stream made over its examples.
+    """
+
+    distributed = False
+
+    def check(self, tokenizer, train_data, val_data, config) -> None:
+        stream_phases(train_data)
+        if not isinstance(val_data, dict):
+            raise ValueError("val_data must be a dict of held-out pair sets, {name: pairs dict} ({} for none).")
+
+    def batch(self, tokenizer, train_data, config, progress: float, generator) -> dict:
+        stream = next(st for until, st in stream_phases(train_data) if progress < until)
         part, inputs, labels = stream.next_batch(max(1, config.tokens_per_batch // stream.max_len))
-        mlm, nsp, nsp_acc = pair_train_step(model, optimizer, part, inputs.to(device), labels.to(device),
-                                            grad_clip=config.grad_clip)
-        scheduler.step()
-        tokens += int(part["attention_mask"].sum())
-        for key, value in (("step", step + 1), ("loss", mlm), ("nsp_loss", nsp), ("nsp_accuracy", nsp_acc),
-                           ("tokens", tokens), ("seconds", time.perf_counter() - t0)):
-            history[key].append(value)
-        if (step + 1) % config.eval_every == 0 or step + 1 == config.steps:
-            history["eval_step"].append(step + 1)
-            for name, pairs in val_sets.items():
-                history[f"val_{name}"].append(evaluate_pairs(model, tokenizer, pairs, seed=config.eval_seed))
-            history["eval_seconds"].append(time.perf_counter() - t0)
-            if callback is not None:
-                callback(history)
-    history["epochs"] = [st.epochs for _, st in phases]
-    return history
+        return {"pairs": part, "inputs": inputs, "labels": labels}
+
+    def step(self, model, optimizer, batch: dict, config, *, world, autocast_dtype=None) -> dict:
+        device = world.device
+        return pair_train_step(model, optimizer, batch["pairs"], batch["inputs"].to(device),
+                               batch["labels"].to(device), grad_clip=config.grad_clip)
+
+    def evaluate(self, model, tokenizer, val_data, config) -> dict:
+        return {name: evaluate_pairs(model, tokenizer, pairs, seed=config.eval_seed) for name, pairs in val_data.items()}
+
+    def tokens(self, batch: dict) -> int:
+        return int(batch["pairs"]["attention_mask"].sum())
+
+    def finish(self, history: dict, train_data) -> None:
+        history["epochs"] = [st.epochs for _, st in stream_phases(train_data)]
 
 
 # ---- NSP's shortcut on the plays (notebook 10, §3) -----------------------------------------------------
@@ -473,4 +474,4 @@ def nsp_share(pairs: dict) -> float:
 __all__ = ["IS_NEXT", "NOT_NEXT", "PAIR_KEYS", "encode_documents", "equal_halves", "evaluate_pairs",
            "load_documents", "mask_pairs", "nsp_share", "pair_halves", "pair_train_step", "PairStream",
            "pretraining_loss", "select_rows", "sentence_pairs", "shakespeare_documents", "shares_a_speaker",
-           "speaker_names", "split_documents", "train_pairs", "truncate_pair"]
+           "speaker_names", "split_documents", "stream_phases", "truncate_pair", "MaskedPairs"]

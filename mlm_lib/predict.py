@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
+from .masking import BERT_MASKING
+
 
 @dataclass
 class Prediction:
@@ -24,13 +26,15 @@ class Prediction:
         return self.candidates[0][0] == self.original
 
 
-def masked_positions(text: str, positions=None, *, rate: float = 0.15, seed: int = 0) -> list[int]:
-    """Check the positions to mask, or draw them at `rate` with a seed when none are given."""
+def masked_positions(text: str, positions=None, *, select_prob: float = BERT_MASKING.select_prob,
+                     seed: int = 0) -> list[int]:
+    """Check the positions to mask, or draw them, each with probability `select_prob` (with a seed), when none
+    are given."""
     if not text:
         raise ValueError("Type some text first: there is nothing to fill in.")
     if positions is None:
         g = torch.Generator().manual_seed(seed)
-        chosen = (torch.rand(len(text), generator=g) < rate).nonzero().flatten().tolist()
+        chosen = (torch.rand(len(text), generator=g) < select_prob).nonzero().flatten().tolist()
         return chosen or [int(torch.randint(len(text), (1,), generator=g))]
     try:
         positions = sorted(set(int(p) for p in positions))
@@ -46,13 +50,14 @@ def masked_positions(text: str, positions=None, *, rate: float = 0.15, seed: int
 
 @torch.no_grad()
 def predict_masked(model, tokenizer, text: str, positions=None, *, k: int = 5, window: int = 64,
-                   rate: float = 0.15, seed: int = 0) -> list[Prediction]:
+                   select_prob: float = BERT_MASKING.select_prob, seed: int = 0) -> list[Prediction]:
     """Replace the characters at `positions` by [MASK] (all of them at once) and return the model's top-k
-    guesses for each. Without positions, mask at `rate` with `seed`."""
+    guesses for each. Without positions, mask each character with probability `select_prob`
+    (`seed` draws them)."""
     for name, value in (("k", k), ("window", window)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}.")
-    positions = masked_positions(text, positions, rate=rate, seed=seed)
+    positions = masked_positions(text, positions, select_prob=select_prob, seed=seed)
     ids = tokenizer.encode(text)
     masked = ids.clone()
     masked[positions] = tokenizer.mask_id

@@ -1,4 +1,4 @@
-"""The masked-LM loss, one training step, and the training loop around it.
+"""The masked-LM loss, one training step, and the one training loop of the course.
 
 Taught in notebook 05 (training): the loss in §1-§2, the optimiser and learning-rate schedule in §3, the
 loop written out by hand in §3 and this module's `train` in §4, resuming in §6.
@@ -9,7 +9,12 @@ weight decay, a linear warm-up of the learning rate (Adam's early steps are nois
 estimates are still empty), then a linear decay to zero, and gradient clipping.
 
 `train_step` is what one batch goes through (what the benchmark times and what a faster recipe or a
-distributed run changes); `train` is the loop around it: batches, evaluation, checkpoints, history.
+distributed run changes); `train` is the loop around it: batches, evaluation, checkpoints, history. It is the
+only pretraining loop of the course: every objective comes to it as an object with a batch source, a step and
+a held-out evaluation — `MaskedLM` here (the default), `pairs.MaskedPairs` (MLM + NSP / SOP, notebook 10),
+`ltr.NextToken` (left-to-right, notebook 13), `electra.ReplacedTokenDetection` (ELECTRA, notebook 15) — and
+its budget is a number of steps or, for the speedruns (notebooks 14 and 16), seconds on the clock.
+(Fine-tuning a classifier, notebook 11, keeps a loop of its own: `finetune.fine_tune` says why.)
 """
 from __future__ import annotations
 
@@ -60,17 +65,36 @@ def _whole(name: str, value, smallest: int) -> None:
         raise ValueError(f"TrainConfig.{name} must be a whole number >= {smallest}, got {value!r}.")
 
 
+def _seconds(name: str, value, smallest: float = 0.0) -> None:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= smallest:
+        raise ValueError(f"TrainConfig.{name} must be a number of seconds >= {smallest:g}, got {value!r}.")
+
+
+DEFAULT_STEPS = 1000
+CLOCK_RESOLUTION = 1000  # a clock budget counts its "steps" in milliseconds (see `TrainConfig.lr_factor_at`)
+
+
 @dataclass
 class TrainConfig:
-    steps: int = 1000
+    """Everything that decides a training run but the model and the data, in one object a checkpoint stores.
+
+    The budget is `steps` or `seconds` (training time on the clock, evaluations not counted: the speedrun of
+    notebook 14), never both; each has its own warm-up and evaluation interval. Every schedule — the learning
+    rate's warm-up and decay, the window length — is a function of the share of the budget spent.
+    """
+    steps: int | None = None              # the budget in steps (1,000 when neither budget is given)...
+    seconds: float | None = None          # ...or in seconds of training, on the clock
     tokens_per_batch: int = 4096          # batch size = tokens_per_batch // window length
     schedule: LengthSchedule = field(default_factory=lambda: LengthSchedule("fixed", 64, 64))
     lr: float = 1e-3
-    warmup_steps: int = 100
+    warmup_steps: int = 100               # linear warm-up of a step budget...
+    warmup_seconds: float = 0.0           # ...or of a clock budget
+    decay: bool = True                    # False: hold the peak after the warm-up (continuing a pretraining)
     weight_decay: float = 0.01
     grad_clip: float = 1.0
-    masking: MaskingConfig = BERT_MASKING
-    eval_every: int = 100
+    masking: MaskingConfig = BERT_MASKING  # the training masking; held-out evaluation is always BERT's
+    eval_every: int = 100                 # held-out evaluation every this many steps...
+    eval_seconds: float = 30.0            # ...or seconds of training, with a clock budget
     eval_windows: int = 256               # held-out windows per evaluation, at the schedule's final length
     eval_seed: int = EVAL_SEED
     seed: int = 0
@@ -81,20 +105,49 @@ class TrainConfig:
             self.masking = MaskingConfig(**self.masking)
         if isinstance(self.schedule, dict):
             self.schedule = LengthSchedule(**self.schedule)
-        for name, smallest in (("steps", 1), ("tokens_per_batch", 1), ("warmup_steps", 0), ("eval_every", 1),
-                               ("eval_windows", 1)):
+        if self.steps is not None and self.seconds is not None:
+            raise ValueError(f"Give one budget: steps={self.steps} or seconds={self.seconds}, not both.")
+        if self.seconds is None:
+            self.steps = DEFAULT_STEPS if self.steps is None else self.steps
+            _whole("steps", self.steps, 1)
+        else:
+            _seconds("seconds", self.seconds)
+            if not self.seconds > 0:
+                raise ValueError("TrainConfig.seconds must be a positive number of seconds, got 0.")
+        for name, smallest in (("tokens_per_batch", 1), ("warmup_steps", 0), ("eval_every", 1), ("eval_windows", 1)):
             _whole(name, getattr(self, name), smallest)
+        _seconds("warmup_seconds", self.warmup_seconds)
+        _seconds("eval_seconds", self.eval_seconds, 1e-3)
         if self.tokens_per_batch < self.schedule.long:
             raise ValueError(f"tokens_per_batch={self.tokens_per_batch} does not hold one window of the schedule's "
                              f"longest length ({self.schedule.long}): raise tokens_per_batch or shorten the windows.")
         if self.masking.select_prob == 0:
             raise ValueError("masking.select_prob is 0: no position would be predicted, so nothing can be learnt.")
-        if not isinstance(self.whole_word, bool):
-            raise ValueError(f"TrainConfig.whole_word must be True or False, got {self.whole_word!r}.")
+        for name in ("whole_word", "decay"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"TrainConfig.{name} must be True or False, got {getattr(self, name)!r}.")
         for name in ("lr", "grad_clip"):
             value = getattr(self, name)
             if not isinstance(value, numbers.Real) or not value > 0:
                 raise ValueError(f"TrainConfig.{name} must be a positive number, got {value!r}.")
+
+    @property
+    def on_the_clock(self) -> bool:
+        return self.seconds is not None
+
+    def progress(self, step: int, seconds: float) -> float:
+        """Share of the budget spent before this step: 0 at the start, 1 at the end."""
+        return seconds / self.seconds if self.on_the_clock else step / self.steps
+
+    def lr_factor_at(self, step: int, seconds: float) -> float:
+        """The learning-rate multiplier for this step: `lr_factor` of the budget, warm-up and decay (or hold).
+
+        A clock budget goes through the same function, counting milliseconds as steps."""
+        if self.on_the_clock:
+            done, warmup, total = (int(x * CLOCK_RESOLUTION) for x in (seconds, self.warmup_seconds, self.seconds))
+        else:
+            done, warmup, total = step, self.warmup_steps, self.steps
+        return lr_factor(done, warmup, total) if self.decay or done < warmup else 1.0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -110,7 +163,9 @@ class TrainConfig:
 
 
 def lr_factor(step: int, warmup_steps: int, total_steps: int) -> float:
-    """Multiplier of the base learning rate: linear warm-up to 1, then linear decay to 0."""
+    """Multiplier of the base learning rate at step `step` (counted from 0) of `total_steps`: a linear warm-up
+    to 1 over `warmup_steps` (the step under way counts, so the first one does not go at zero), then a linear
+    decay to 0 at the end of the budget."""
     if step < warmup_steps:
         return (step + 1) / warmup_steps
     return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
@@ -246,14 +301,14 @@ def eval_windows(ids: torch.Tensor, length: int, count: int) -> torch.Tensor:
     return _windows_of(ids, None, _eval_starts(ids, length, count), length)[0]
 
 
-def training_batch(train_ids: torch.Tensor, tokenizer, config: TrainConfig, step: int,
+def training_batch(train_ids: torch.Tensor, tokenizer, config: TrainConfig, progress: float,
                    generator: torch.Generator, word_ids: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """The masked batch of `step`: random windows at the schedule's length, masked by `config.masking`.
+    """The masked batch at `progress` (the share of the budget spent, `config.progress(step, seconds)`): random
+    windows at the schedule's length, masked by `config.masking`.
 
     A batch in which no position happens to be selected (possible with tiny batches) is masked again, so a
     step always has something to predict.
     """
-    progress = step / config.steps
     length = config.schedule.length_at(progress)
     batch_size = config.schedule.batch_size_at(progress, config.tokens_per_batch)
     if config.whole_word:  # the same random windows of the ids and of their word ids
@@ -306,12 +361,72 @@ def train_step(model: BertForMLM, optimizer: torch.optim.Optimizer, inputs: torc
 
 PRECISIONS = {"fp32": None, "bf16": torch.bfloat16}  # the dtype of the forward pass's autocast, if any
 
-HISTORY_KEYS = ("step", "tokens", "length", "loss", "accuracy", "lr", "seconds",
-                "eval_step", "eval_tokens", "eval_seconds", "val_loss", "val_accuracy")
+
+class MaskedLM:
+    """BERT's objective, as `train` runs it (notebook 05): random windows of a text, masked; the loss at the
+    selected positions; held out, masked loss and accuracy at BERT's 15% and 80/10/10, whatever the training
+    masking (a run that selects 40% is measured with the same yardstick as one that selects 15%).
+
+    `train_data` and `val_data` are the two texts' ids. With `TrainConfig(whole_word=True)` whole words are
+    masked, in training and in the evaluations, which needs each text's word ids here.
+
+    Every objective of the course has this shape: `check` refuses data it cannot train on, before anything
+    starts; `batch` draws the step's batch (a dict of tensors) at a share of the budget; `step` trains on it
+    and returns its figures ("loss" and "accuracy" at least); `evaluate` measures the model on held-out data;
+    `tokens` counts what a batch read. `distributed` says whether `step` can run under torchrun.
+    (Here `step` also returns "predictions": how many positions of the batch carried a loss.)
+    """
+
+    distributed = True
+
+    def __init__(self, train_word_ids: torch.Tensor | None = None, val_word_ids: torch.Tensor | None = None):
+        self.train_word_ids, self.val_word_ids = train_word_ids, val_word_ids
+
+    def check(self, tokenizer, train_data, val_data, config: TrainConfig) -> None:
+        _check_word_ids_for(train_data, self.train_word_ids, config.whole_word, "training")
+        _check_word_ids_for(val_data, self.val_word_ids, config.whole_word, "held-out")
+
+    def batch(self, tokenizer, train_data, config: TrainConfig, progress: float, generator) -> dict:
+        inputs, labels = training_batch(train_data, tokenizer, config, progress, generator, self.train_word_ids)
+        return {"inputs": inputs, "labels": labels}
+
+    def step(self, model, optimizer, batch: dict, config: TrainConfig, *, world, autocast_dtype=None) -> dict:
+        inputs, labels, device = batch["inputs"], batch["labels"], world.device
+        selected = int((labels != IGNORE_INDEX).sum())
+        if world.size == 1:
+            loss, accuracy = train_step(model, optimizer, inputs.to(device), labels.to(device),
+                                        grad_clip=config.grad_clip, autocast_dtype=autocast_dtype)
+        else:  # this rank's share of the global batch (every rank drew the same one; notebook 05, §7)
+            loss, accuracy = train_step(model, optimizer, distributed.share(inputs, world).to(device),
+                                        distributed.share(labels, world).to(device), grad_clip=config.grad_clip,
+                                        selected=selected, world_size=world.size, autocast_dtype=autocast_dtype)
+            loss, accuracy = distributed.sum_over_ranks(loss, accuracy)
+        return {"loss": loss, "accuracy": accuracy, "predictions": selected}
+
+    def evaluate(self, model, tokenizer, val_data, config: TrainConfig) -> dict:
+        return evaluate(model, tokenizer, val_data, length=config.schedule.length_at(1.0), windows=config.eval_windows,
+                        seed=config.eval_seed, masking=BERT_MASKING, word_ids=self.val_word_ids,
+                        whole_word=config.whole_word)
+
+    def tokens(self, batch: dict) -> int:
+        return batch["inputs"].numel()
 
 
-def _resume(path, model, tokenizer, config, optimizer, scheduler, generator) -> dict:
-    """Load a resume checkpoint into the optimiser, schedule and random state; return its history."""
+# The loop's history: one entry per step for the first keys (and for any other figure the objective's step
+# returns, e.g. nsp_loss), one per evaluation for the eval_ keys and for val_<key> of every key the objective's
+# evaluation returns (val_loss, val_accuracy, ...; they appear at the first evaluation). "seconds" is training
+# time: evaluations and callbacks are not counted. "lr" is the learning rate the step used (the first group's).
+HISTORY_KEYS = ("step", "tokens", "seconds", "length", "lr", "loss", "accuracy", "eval_step", "eval_tokens",
+                "eval_seconds")
+
+
+def _append(history: dict, values: dict) -> None:
+    for key, value in values.items():
+        history.setdefault(key, []).append(value.item() if isinstance(value, torch.Tensor) else value)
+
+
+def _resume(path, model, tokenizer, config, optimizer, generator) -> dict:
+    """Load a resume checkpoint into the model, the optimiser and the random state; return its history."""
     ckpt = load_checkpoint(path, model=model, tokenizer=tokenizer)
     state = ckpt.train_state
     if state is None or ckpt.optimizer_state is None:
@@ -320,7 +435,6 @@ def _resume(path, model, tokenizer, config, optimizer, scheduler, generator) -> 
         raise ValueError("This checkpoint was trained with a different TrainConfig; resume with "
                          "TrainConfig.from_dict(load_checkpoint(path).train_state['config']).")
     optimizer.load_state_dict(ckpt.optimizer_state)
-    scheduler.load_state_dict(state["scheduler"])
     generator.set_state(state["generator"])
     torch.set_rng_state(state["torch_rng"])
     return state["history"]
@@ -347,19 +461,24 @@ def _stop_between_steps(active: bool):
         signal.signal(signal.SIGINT, previous)
 
 
-def train(model: BertForMLM, tokenizer, train_ids: torch.Tensor, val_ids: torch.Tensor,
-          config: TrainConfig, *, callback=None, checkpoint_path=None, resume_from=None, stop_at: int | None = None,
-          progress: bool = True, train_word_ids: torch.Tensor | None = None,
-          val_word_ids: torch.Tensor | None = None, precision: str = "fp32") -> dict:
-    """Train `model` on random windows of `train_ids`; return the history (lists, ready to plot).
+def train(model, tokenizer, train_data, val_data, config: TrainConfig, *, objective=None, optimizer=None,
+          callback=None, checkpoint_path=None, resume_from=None, stop_at: int | None = None, progress: bool = True,
+          train_word_ids: torch.Tensor | None = None, val_word_ids: torch.Tensor | None = None,
+          precision: str = "fp32") -> dict:
+    """Train `model` for `config`'s budget (steps or seconds) on `objective`; return the history (lists, ready
+    to plot; `HISTORY_KEYS` says what they hold).
 
-    With `config.whole_word`, whole words are masked (in training and in the evaluations), which needs each
+    The objective (default `MaskedLM`: BERT's, on windows of `train_data`, the training text's ids) draws each
+    batch and takes each step; every `config.eval_every` steps (or `eval_seconds` of training) and at the end,
+    it is evaluated on `val_data`. With `config.whole_word`, the masked LM masks whole words, which needs each
     text's word ids: `ids, word_ids = tokenizer.encode(text, return_word_ids=True)`.
 
-    `callback(history)` runs after each evaluation (for live plots). `checkpoint_path` saves everything
-    needed to continue at every evaluation, at the end, and when the run is interrupted (Ctrl-C ends it
-    after the step under way); `resume_from` continues from such a file, exactly as if never stopped. `stop_at` ends early at that
-    step (the schedule still plans for `config.steps`), which is how a run is split in two.
+    `optimizer`: default AdamW (`make_optimizer`); any optimiser works (notebook 14 passes Muon), its groups'
+    learning rates being the peaks the schedule scales. `callback(history)` runs after each evaluation (for live
+    plots; its time is not counted). `checkpoint_path` saves everything needed to continue at every evaluation,
+    at the end, and when the run is interrupted (Ctrl-C ends it after the step under way); `resume_from`
+    continues from such a file, exactly as if never stopped. `stop_at` ends early at that step (the schedules
+    still plan for the whole budget), which is how a run is split in two.
 
     Under torchrun (after `mlm_lib.distributed.init`), every process runs this same function: each draws the
     same global batch, trains on its share through DistributedDataParallel, and only rank 0 evaluates,
@@ -370,68 +489,77 @@ def train(model: BertForMLM, tokenizer, train_ids: torch.Tensor, val_ids: torch.
 
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}.")
+    if objective is None:
+        objective = MaskedLM(train_word_ids, val_word_ids)
+    elif train_word_ids is not None or val_word_ids is not None:
+        raise ValueError("Word ids belong to the masked-LM objective: pass objective=MaskedLM(train_word_ids, "
+                         "val_word_ids) instead of both.")
     world = distributed.current()
-    _check_word_ids_for(train_ids, train_word_ids, config.whole_word, "training")
-    _check_word_ids_for(val_ids, val_word_ids, config.whole_word, "held-out")
-    optimizer = make_optimizer(model, config)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda s: lr_factor(s, config.warmup_steps, config.steps))
+    if world.size > 1 and not objective.distributed:
+        raise ValueError(f"{type(objective).__name__} trains in one process only: run it without torchrun.")
+    objective.check(tokenizer, train_data, val_data, config)
+    if optimizer is None:
+        optimizer = make_optimizer(model, config)
+    peaks = [group["lr"] for group in optimizer.param_groups]
     generator = torch.Generator().manual_seed(config.seed)
     history = {k: [] for k in HISTORY_KEYS}
     if resume_from is not None:
-        history = _resume(resume_from, model, tokenizer, config, optimizer, scheduler, generator)
-    start = history["step"][-1] if history["step"] else 0
+        history = _resume(resume_from, model, tokenizer, config, optimizer, generator)
+    step = history["step"][-1] if history["step"] else 0
     tokens = history["tokens"][-1] if history["tokens"] else 0
-    final_length = config.schedule.length_at(1.0)
-    device = next(model.parameters()).device
-    end = config.steps if stop_at is None else min(stop_at, config.steps)
+    spent = history["seconds"][-1] if history["seconds"] else 0.0
+    next_eval = (len(history["eval_step"]) + 1) * config.eval_seconds
+    last = float("inf") if stop_at is None else stop_at
+    autocast_dtype = PRECISIONS[precision]
 
     def save():
         if checkpoint_path is not None and history["step"] and world.main:
-            state = {"config": config.to_dict(), "step": history["step"][-1], "scheduler": scheduler.state_dict(),
-                     "generator": generator.get_state(), "torch_rng": torch.get_rng_state(), "history": history}
+            state = {"config": config.to_dict(), "step": history["step"][-1], "generator": generator.get_state(),
+                     "torch_rng": torch.get_rng_state(), "history": history}
             save_checkpoint(checkpoint_path, model, tokenizer, optimizer=optimizer, train_state=state)
+
+    def budget_spent() -> bool:
+        return spent >= config.seconds if config.on_the_clock else step >= config.steps
 
     model.train()
     stepper = distributed.wrap(model, world)  # the model itself, in a run of one process
-    bar = tqdm(range(start, end), total=config.steps, initial=start, disable=not (progress and world.main),
-               desc="training")
-    t0 = time.perf_counter() - (history["seconds"][-1] if history["seconds"] else 0.0)
+    clock = config.on_the_clock
+    bar = tqdm(total=config.seconds if clock else config.steps, initial=spent if clock else step,
+               disable=not (progress and world.main), desc="training", unit="s" if clock else "step",
+               bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s [{elapsed}<{remaining}{postfix}]" if clock else None)
     with _stop_between_steps(checkpoint_path is not None and world.size == 1) as interrupted:
-        for step in bar:
-            inputs, labels = training_batch(train_ids, tokenizer, config, step, generator, train_word_ids)
-            if world.size == 1:
-                loss, accuracy = train_step(model, optimizer, inputs.to(device), labels.to(device),
-                                            grad_clip=config.grad_clip, autocast_dtype=PRECISIONS[precision])
-            else:  # this rank's share of the global batch (every rank drew the same one)
-                selected = int((labels != IGNORE_INDEX).sum())
-                loss, accuracy = train_step(stepper, optimizer, distributed.share(inputs, world).to(device),
-                                            distributed.share(labels, world).to(device), grad_clip=config.grad_clip,
-                                            selected=selected, world_size=world.size,
-                                            autocast_dtype=PRECISIONS[precision])
-                loss, accuracy = distributed.sum_over_ranks(loss, accuracy)
-            scheduler.step()
-            tokens += inputs.numel()
-            for key, value in (("step", step + 1), ("tokens", tokens), ("length", inputs.size(1)),
-                               ("loss", loss.item()), ("accuracy", accuracy.item()),
-                               ("lr", scheduler.get_last_lr()[0]), ("seconds", time.perf_counter() - t0)):
-                history[key].append(value)
-            if ((step + 1) % config.eval_every == 0 or step + 1 == config.steps) and world.main:
-                result = evaluate(model, tokenizer, val_ids, length=final_length, windows=config.eval_windows,
-                                  seed=config.eval_seed, masking=config.masking, word_ids=val_word_ids,
-                                  whole_word=config.whole_word)
-                for key, value in (("eval_step", step + 1), ("eval_tokens", tokens),
-                                   ("eval_seconds", time.perf_counter() - t0), ("val_loss", result["loss"]),
-                                   ("val_accuracy", result["accuracy"])):
-                    history[key].append(value)
-                bar.set_postfix(val_loss=f"{result['loss']:.3f}", val_acc=f"{result['accuracy']:.1%}")
+        while not budget_spent() and step < last:
+            factor = config.lr_factor_at(step, spent)
+            for group, peak in zip(optimizer.param_groups, peaks):
+                group["lr"] = peak * factor
+            started = time.perf_counter()
+            batch = objective.batch(tokenizer, train_data, config, config.progress(step, spent), generator)
+            figures = objective.step(stepper, optimizer, batch, config, world=world, autocast_dtype=autocast_dtype)
+            figures = {k: v.item() if isinstance(v, torch.Tensor) else v for k, v in figures.items()}
+            elapsed = time.perf_counter() - started
+            spent, step, tokens = spent + elapsed, step + 1, tokens + objective.tokens(batch)
+            _append(history, {"step": step, "tokens": tokens, "seconds": spent, "length": batch["inputs"].size(1),
+                              "lr": peaks[0] * factor, **figures})
+            bar.update(elapsed if clock else 1)
+            due = spent >= next_eval if clock else step % config.eval_every == 0
+            if (due or budget_spent()) and world.main:
+                result = objective.evaluate(model, tokenizer, val_data, config)
+                _append(history, {"eval_step": step, "eval_tokens": tokens, "eval_seconds": spent,
+                                  **{f"val_{k}": v for k, v in result.items()}})
+                if isinstance(result.get("loss"), float):
+                    bar.set_postfix(val_loss=f"{result['loss']:.3f}", val_acc=f"{result['accuracy']:.1%}")
                 save()
                 if callback is not None:
                     callback(history)
+            while clock and next_eval <= spent:
+                next_eval += config.eval_seconds
             if interrupted:
                 save()
                 bar.close()
-                raise KeyboardInterrupt(f"stopped after step {step + 1}; resume_from={checkpoint_path} continues")
+                raise KeyboardInterrupt(f"stopped after step {step}; resume_from={checkpoint_path} continues")
     bar.close()
+    if hasattr(objective, "finish"):
+        objective.finish(history, train_data)
     if history["step"] and history["step"][-1] != (history["eval_step"] or [None])[-1]:
         save()  # stopped between evaluations: keep the latest state too
     return history

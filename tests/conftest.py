@@ -37,7 +37,7 @@ def _seed():
 
 @pytest.fixture
 def make_run():
-    """A fake curriculum run (as `mlm_lib.experiments.curriculum.run_schedule` returns it) with the given
+    """A fake curriculum run (as `mlm_lib.curriculum.run_schedule` returns it) with the given
     held-out losses, one evaluation per 100 training tokens: for tests of the summary and the views."""
     def make(label, schedule, losses, seed=0):
         tokens = [100 * (i + 1) for i in range(len(losses))]

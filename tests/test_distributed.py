@@ -101,15 +101,16 @@ def test_alone_the_world_is_one_process():
 
 def test_shipped_scaling_results_match_readme():
     from mlm_lib.course.assets import load_json_results
-    from mlm_lib.experiments.scaling import layouts, results_table, summary
+    from mlm_lib.course.results import scaling_table
+    from mlm_lib.experiments.scaling import layouts, summary
 
     result = load_json_results("scaling-2core")
     assert result["summary"] == summary(result["runs"])
     assert [(s["processes"], s["threads"]) for s in result["summary"]] == layouts(result["cpus"]) == [(1, 1), (1, 2), (2, 1)]
     assert all(s["rounds"] == 3 for s in result["summary"])
-    table = results_table(result)
+    table = scaling_table(result)
     root = Path(__file__).resolve().parents[1]
-    assert table in (root / "README.md").read_text() and table in (root / "mlm_lib/course/assets/results/README.md").read_text()
+    assert table in (root / "docs/results-part1.md").read_text() and table in (root / "mlm_lib/course/assets/results/README.md").read_text()
 
 
 @pytest.mark.slow

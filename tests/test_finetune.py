@@ -1,7 +1,6 @@
 """Part 3: the classifier equal to Hugging Face's, the verse-or-prose task, fine-tuning, the count baseline,
 the causal mask, and the fine-tuning command with its shipped results."""
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +8,8 @@ import torch
 
 from mlm_lib import (BertConfig, BertForMLM, BertForPreTraining, BertForSequenceClassification, NgramNaiveBayes,
                      fine_tune, from_hf, load_checkpoint, save_checkpoint, to_hf)
-from mlm_lib.finetune import (LABEL_NAMES, PROSE, VERSE, classify, encode_examples, encode_texts, evaluate_classifier,
+from mlm_lib.course.results import finetune_sweep_table, finetune_table
+from mlm_lib.finetune import (LABEL_NAMES, LEARNING_RATES, METHODS, PROSE, VERSE, classify, encode_examples, encode_texts, evaluate_classifier,
                               label_budget, labelled_speeches, task_splits, verse_or_prose)
 from mlm_lib.pairs import load_documents
 
@@ -181,7 +181,7 @@ def test_finetune_command_smoke(tmp_path):
     out = tmp_path / "curve.json"
     assert finetune.main(["curve", "--preset", "smoke", "--out", str(out)]) == 0
     result = json.loads(out.read_text())
-    assert {r["method"] for r in result["runs"]} == {*finetune.METHODS, "naive Bayes"}
+    assert {r["method"] for r in result["runs"]} == {*METHODS, "naive Bayes"}
     assert all(0 <= r["test"]["accuracy"] <= 1 for r in result["runs"])
     with pytest.raises(SystemExit):
         finetune.main(["curve", "--preset", "smoke", "--out", str(out)])  # exists, no --resume
@@ -197,11 +197,11 @@ def test_shipped_learning_curve_is_complete_reproducible_and_in_the_readmes(spli
     planned = finetune.plan("curve", finetune.PRESETS["full"])
     assert sorted((r["method"], str(r["budget"]), r["seed"]) for r in curve["runs"]) == sorted(
         (m, str(b), s) for m, b, s, _ in planned)
-    assert curve["learning_rates"] == finetune.LEARNING_RATES
+    assert curve["learning_rates"] == LEARNING_RATES
     for method, rates in sweep["learning_rates"].items():  # each rate is the best on the validation plays
         mean = {lr: sum(r["validation"]["accuracy"] for r in sweep["runs"] if r["method"] == method and r["lr"] == lr)
                 for lr in rates}
-        assert finetune.LEARNING_RATES[method] == max(mean, key=mean.get), method
+        assert LEARNING_RATES[method] == max(mean, key=mean.get), method
     assert curve["splits"]["test"]["plays"] == splits["test"]["plays"]
     # the count model's runs are recomputed here exactly (no network: seconds)
     for r in curve["runs"]:
@@ -210,10 +210,10 @@ def test_shipped_learning_curve_is_complete_reproducible_and_in_the_readmes(spli
             nb = NgramNaiveBayes().fit([t[:62] for t, _ in chosen], [y for _, y in chosen])
             test = splits["test"]["examples"]
             assert nb.accuracy([t[:62] for t, _ in test], [y for _, y in test]) == r["test"]["accuracy"]
-    table = finetune.results_table(curve)
-    assert table in (ROOT / "README.md").read_text(), "README's table must be results_table(the shipped JSON)"
+    table = finetune_table(curve)
+    assert table in (ROOT / "docs/results-part3.md").read_text(), "docs' table must be finetune_table(the shipped JSON)"
     assert table in (ROOT / "mlm_lib/course/assets/results/README.md").read_text()
-    assert finetune.sweep_table(sweep) in (ROOT / "mlm_lib/course/assets/results/README.md").read_text()
+    assert finetune_sweep_table(sweep) in (ROOT / "mlm_lib/course/assets/results/README.md").read_text()
 
 
 def test_examples_longer_than_the_model_reads_are_refused_with_the_fix():

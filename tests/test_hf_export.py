@@ -120,3 +120,30 @@ def test_export_refuses_and_never_leaves_half_a_folder(char_model, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no temporary folder left behind
     save_pretrained(char_model.model, char_model.tokenizer, folder, overwrite=True)
     assert not (folder / "mine.txt").exists() and (folder / "model.safetensors").is_file()
+
+
+def test_a_modern_model_exports_as_modernbert_and_fills_masks_alike(char_model, tmp_path):
+    """A course model with all of ModernBERT's changes (notebook 16) is saved as a ModernBertForMaskedLM that
+    AutoModelForMaskedLM loads offline; its tokenizer returns no token types (the model has none), and the
+    fill-mask pipeline gives predict_masked's guesses."""
+    from transformers import AutoModelForMaskedLM, pipeline
+
+    from mlm_lib import BertForMLM
+    from mlm_lib.model import MODERN
+
+    tokenizer = char_model.tokenizer
+    torch.manual_seed(0)
+    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, d_model=32, n_layers=3, n_heads=2, d_ff=48,
+                                  max_len=64, dropout=0.0, **{**MODERN, "local_window": 8})).eval()
+    folder = save_pretrained(model, tokenizer, tmp_path / "modern", max_length=64)
+    assert json.loads((folder / "config.json").read_text())["architectures"] == ["ModernBertForMaskedLM"]
+    loaded = AutoModelForMaskedLM.from_pretrained(folder).eval()
+    assert type(loaded).__name__ == "ModernBertForMaskedLM"
+    ids = tokenizer.encode("Friends, Romans, countrymen")[None]
+    with torch.no_grad():
+        torch.testing.assert_close(loaded(input_ids=ids).logits, model(ids), atol=1e-4, rtol=1e-4)
+    fill = pipeline("fill-mask", model=str(folder), top_k=3)
+    text = "Friends, Romans, countrymen, lend me your ears"
+    ours = predict_masked(model, tokenizer, text, [10], k=3)[0]
+    theirs = fill(text[:10] + "[MASK]" + text[11:])
+    assert [c for c, _ in ours.candidates] == [r["token_str"] for r in theirs]

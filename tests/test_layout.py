@@ -74,3 +74,55 @@ def test_public_api_is_reexported():
     from mlm_lib import masking, model, training
     assert (mlm_lib.BertForMLM, mlm_lib.MaskingConfig, mlm_lib.mask_tokens, mlm_lib.train, mlm_lib.train_step) == (
         model.BertForMLM, masking.MaskingConfig, masking.mask_tokens, training.train, training.train_step)
+
+
+TRAINING_CALLS = {"backward", "train_step", "pair_train_step"}
+# the one pretraining loop, and fine-tuning's (finetune.py says why it keeps its own); the benchmark times one
+# step over and over (it trains nothing); Muon's `step` loops over its two optimisers (one step, not a loop)
+LOOPS_ALLOWED = {"training.py", "finetune.py", "experiments/bench.py", "muon.py"}
+
+
+def loops_that_train(path: Path) -> list[int]:
+    """Line numbers of for/while loops in `path` whose body backpropagates or takes a training step."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.For, ast.While)):
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.Call):
+                    name = getattr(inner.func, "attr", None) or getattr(inner.func, "id", None)
+                    owner = getattr(getattr(inner.func, "value", None), "id", "")
+                    if name in TRAINING_CALLS or (name == "step" and owner in ("optimizer", "objective")):
+                        found.append(node.lineno)
+                        break
+    return found
+
+
+def test_the_loop_reader_finds_a_training_loop():
+    assert loops_that_train(PACKAGE / "training.py")  # train's `while` calls objective.step
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: module_name(p))
+def test_only_training_runs_a_training_loop(path):
+    if str(path.relative_to(PACKAGE)) in LOOPS_ALLOWED:
+        return
+    assert not loops_that_train(path), (f"{path} runs a training loop (lines {loops_that_train(path)}): call "
+                                        "mlm_lib.training.train with an objective instead")
+
+
+NOTEBOOKS = sorted((PACKAGE.parent / "notebooks").glob("*/[0-9][0-9]_*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_import_no_command(path):
+    import json
+
+    for cell in json.loads(path.read_text())["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        source = "".join(cell["source"])
+        tree = ast.parse("\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!"))))
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            assert not any(n.startswith("mlm_lib.experiments") for n in names), \
+                f"{path.name} imports a command ({names}): import what it needs from a concept module or mlm_lib.course"

@@ -91,7 +91,7 @@ def test_predict_masked_windows_any_text(small_tokenizer):
     assert [p.position for p in preds] == [0, 100, len(text) - 1]
     assert all(len(p.candidates) == 3 and p.candidates[0][1] >= p.candidates[-1][1] for p in preds)
     assert all(not c.startswith("[") for p in preds for c, _ in p.candidates)  # no special tokens offered
-    assert len(predict_masked(model, small_tokenizer, text, rate=0.2, seed=1)) > 10
+    assert len(predict_masked(model, small_tokenizer, text, select_prob=0.2, seed=1)) > 10
     with pytest.raises(ValueError, match="outside the text"):
         predict_masked(model, small_tokenizer, "abc", [5])
     with pytest.raises(ValueError, match="Type some text"):

@@ -7,10 +7,11 @@ import torch
 
 from mlm_lib import (BertConfig, BertForMLM, BertForPreTraining, CharTokenizer, from_hf, load_checkpoint,
                      save_checkpoint, sentence_pairs, to_hf)
+from mlm_lib.course.results import roberta_table, sentence_head_table
 from mlm_lib.masking import IGNORE_INDEX
-from mlm_lib.pairs import (IS_NEXT, PairStream, evaluate_pairs, load_documents, mask_pairs, nsp_share,
-                           pretraining_loss, split_documents, train_pairs, truncate_pair)
-from mlm_lib.training import TrainConfig
+from mlm_lib.pairs import (IS_NEXT, MaskedPairs, PairStream, evaluate_pairs, load_documents, mask_pairs, nsp_share,
+                           pretraining_loss, split_documents, truncate_pair)
+from mlm_lib.training import TrainConfig, train
 
 TOKENIZER = CharTokenizer(chr(c) for c in range(0x41, 0x41 + 100))  # 105 ids: room for 100 tagged documents
 
@@ -241,7 +242,7 @@ def test_nsp_training_learns_an_easy_signal_and_evaluation_reports_it():
     config = TrainConfig(steps=300, tokens_per_batch=24 * 32, lr=3e-3, warmup_steps=5, eval_every=150,
                          schedule={"kind": "fixed", "short": 24, "long": 24})
     before = evaluate_pairs(model, TOKENIZER, val)
-    history = train_pairs(model.train(), TOKENIZER, stream, {"pairs": val}, config, progress=False)
+    history = train(model.train(), TOKENIZER, stream, {"pairs": val}, config, objective=MaskedPairs(), progress=False)
     after = history["val_pairs"][-1]
     assert before["nsp_accuracy"] < 0.7 and after["nsp_accuracy"] > 0.9
     assert after["loss"] < before["loss"]
@@ -269,11 +270,12 @@ def test_static_masks_are_reused_and_dynamic_ones_are_not():
     assert static.epochs == 3
 
 
-def test_train_pairs_refuses_a_bad_curriculum():
+def test_pair_training_refuses_a_bad_curriculum():
     stream = PairStream(tagged_documents(), TOKENIZER, 16, passes=1, masking=TrainConfig().masking,
                         generator=torch.Generator().manual_seed(0))
     with pytest.raises(ValueError, match="rising"):
-        train_pairs(small_pretraining_model(), TOKENIZER, [(0.5, stream)], {}, TrainConfig(steps=2), progress=False)
+        train(small_pretraining_model(), TOKENIZER, [(0.5, stream)], {}, TrainConfig(steps=2), objective=MaskedPairs(),
+              progress=False)
 
 
 @pytest.mark.slow
@@ -310,9 +312,9 @@ def test_shipped_roberta_results_are_whole_and_readmes_show_them(experiment):
     for run in results["runs"]:
         assert run["history"]["eval_step"][-1] == results["settings"]["steps"]
         assert "romeo-and-juliet" not in results["training_documents"]
-    table = roberta.results_table(results)
+    table = roberta_table(results)
     root = Path(__file__).resolve().parents[1]
-    assert table in (root / "README.md").read_text(), "README's table must be results_table(the shipped JSON)"
+    assert table in (root / "docs/results-part2.md").read_text(), "docs' table must be results_table(the shipped JSON)"
     assert table in (root / "mlm_lib/course/assets/results/README.md").read_text()
 
 
@@ -328,11 +330,10 @@ def test_the_same_configuration_in_two_experiments_gives_the_same_figures():
     assert final("nsp", "MLM alone") == final("rate", "15%")
 
 
-def test_train_pairs_takes_a_learning_rate_schedule():
-    """The sentence-head experiment holds the rate after its warm-up; the default decays it to 0."""
+def test_pair_training_holds_the_rate_after_warm_up_when_told():
+    """The sentence-head experiment holds the rate after its warm-up (decay=False); the default decays it to 0."""
     stream = PairStream(tagged_documents(), TOKENIZER, 16, passes=1, masking=TrainConfig().masking,
                         generator=torch.Generator().manual_seed(0))
-    config = TrainConfig(steps=4, tokens_per_batch=64, lr=1e-3, warmup_steps=1, eval_every=4)
     seen = []
     optimizer_step = torch.optim.AdamW.step
 
@@ -342,16 +343,13 @@ def test_train_pairs_takes_a_learning_rate_schedule():
 
     torch.optim.AdamW.step = spy
     try:
-        train_pairs(small_pretraining_model(), TOKENIZER, stream, {}, config, progress=False,
-                    lr_schedule=lambda step: 0.5)
-        held = list(seen)
-        seen.clear()
-        train_pairs(small_pretraining_model(), TOKENIZER, stream, {}, config, progress=False)
+        for decay in (False, True):
+            config = TrainConfig(steps=4, tokens_per_batch=64, lr=1e-3, warmup_steps=2, eval_every=4, decay=decay)
+            train(small_pretraining_model(), TOKENIZER, stream, {}, config, objective=MaskedPairs(), progress=False)
     finally:
         torch.optim.AdamW.step = optimizer_step
-    assert held == [5e-4] * 4
-    assert seen[0] == 1e-3 and seen[-1] < 1e-3  # the course's warm-up and linear decay
-
+    assert seen[:4] == [5e-4, 1e-3, 1e-3, 1e-3]  # warm-up, then held
+    assert seen[4:] == [5e-4, 1e-3, 1e-3, 5e-4]  # the course's warm-up and linear decay
 
 def test_speaker_names_and_the_shortcut_they_give():
     from mlm_lib.pairs import shares_a_speaker, speaker_names
@@ -409,9 +407,9 @@ def test_shipped_sentence_head_results_are_whole_and_readmes_show_them():
     assert not set(results["training_documents"]) & set(results["held_out_documents"])
     for run in results["runs"]:
         assert run["history"]["eval_step"][-1] == results["settings"]["steps"]
-    table = sentence_head.results_table(results)
+    table = sentence_head_table(results)
     root = Path(__file__).resolve().parents[1]
-    assert table in (root / "README.md").read_text(), "README's table must be results_table(the shipped JSON)"
+    assert table in (root / "docs/results-part2.md").read_text(), "docs' table must be results_table(the shipped JSON)"
     assert table in (root / "mlm_lib/course/assets/results/README.md").read_text()
 
 
@@ -442,6 +440,6 @@ def test_readmes_give_the_sentence_head_commands_exactly():
     from mlm_lib.course.assets import load_json_results
 
     root = Path(__file__).resolve().parents[1]
-    for readme in ("README.md", "mlm_lib/course/assets/results/README.md"):
+    for readme in ("docs/results-part2.md", "mlm_lib/course/assets/results/README.md"):
         text = (root / readme).read_text()
         assert all(command in text for command in load_json_results("sentence_head")["commands"]), readme

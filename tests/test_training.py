@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from mlm_lib.baselines import unigram_baseline
-from mlm_lib.curriculum import LengthSchedule, fixed, linear, step
+from mlm_lib.curriculum import LengthSchedule, fixed, linear, step_up
 from mlm_lib.model import BertConfig, BertForMLM
 from mlm_lib.checkpoints import load_checkpoint, save_checkpoint
 from mlm_lib.training import TrainConfig, evaluate, lr_factor, masked_accuracy, mlm_loss, train
@@ -37,7 +37,7 @@ def test_learning_rate_warms_up_then_decays():
 
 def test_schedules():
     assert [fixed(64).length_at(p) for p in (0, 0.5, 1)] == [64, 64, 64]
-    assert [step(128, 512, at=0.9).length_at(p) for p in (0, 0.89, 0.9, 1)] == [128, 128, 512, 512]
+    assert [step_up(128, 512, at=0.9).length_at(p) for p in (0, 0.89, 0.9, 1)] == [128, 128, 512, 512]
     lin = linear(16, 128, until=0.5)
     lengths = [lin.length_at(p / 100) for p in range(101)]
     assert lengths[0] == 16 and lengths[50] == 128 and lengths == sorted(lengths)
@@ -162,3 +162,49 @@ def test_shown_token_baseline_is_the_plateau(tokenizer, split_ids):
     # the full curriculum experiment's fixed-128 runs ended on this plateau (README and notebook 07 say so)
     fixed = load_results("curriculum-full")["summary"]["schedules"]["fixed 128"]
     assert all(abs(loss - shown["loss"]) < 0.01 for loss in fixed["final_loss_per_seed"])
+
+
+def test_a_clock_budget_ends_on_time_with_the_rate_decayed(small_tokenizer):
+    """The speedrun's budget: seconds of training (evaluations not counted), every schedule by the share spent."""
+    ids = small_tokenizer.encode("the quick brown fox jumps over the lazy dog. " * 40)
+    config = TrainConfig(seconds=1.5, warmup_seconds=0.3, eval_seconds=0.5, tokens_per_batch=256,
+                         schedule=linear(8, 32, until=0.5), lr=3e-3, eval_windows=16)
+    torch.manual_seed(0)
+    history = train(tiny_model(small_tokenizer.vocab_size), small_tokenizer, ids, ids, config, progress=False)
+    assert 1.5 <= history["seconds"][-1] < 1.5 + 0.5  # stops at the first step past the budget
+    assert history["eval_seconds"][-1] == history["seconds"][-1]  # and evaluates there
+    assert 3 <= len(history["eval_step"]) <= 5  # every 0.5 s of training, and at the end
+    warm = [lr for lr, s in zip(history["lr"], history["seconds"]) if s < 0.3]
+    assert warm == sorted(warm) and max(history["lr"]) <= 3e-3 and history["lr"][-1] < 0.2 * 3e-3
+    assert history["length"][0] == 8 and history["length"][-1] == 32  # the curriculum follows the clock too
+    with pytest.raises(ValueError, match="one budget"):
+        TrainConfig(steps=10, seconds=1.0)
+    with pytest.raises(ValueError, match="seconds"):
+        TrainConfig(seconds=-1)
+
+
+def test_held_out_evaluation_is_always_berts_15_percent(small_tokenizer):
+    """One yardstick: a run that selects 40% in training is measured as one that selects 15%."""
+    from mlm_lib import EVAL_SEED, MaskingConfig
+
+    ids = small_tokenizer.encode("the quick brown fox jumps over the lazy dog. " * 40)
+    histories = []
+    for rate in (0.15, 0.4):
+        config = TrainConfig(steps=2, tokens_per_batch=256, schedule=fixed(32), eval_every=2, eval_windows=16,
+                             masking=MaskingConfig(select_prob=rate))
+        torch.manual_seed(0)
+        histories.append(train(tiny_model(small_tokenizer.vocab_size), small_tokenizer, ids, ids, config,
+                               progress=False))
+    counted = evaluate(tiny_model(small_tokenizer.vocab_size), small_tokenizer, ids, length=32, windows=16,
+                       seed=EVAL_SEED)["predictions"]
+    assert histories[0]["val_predictions"] == histories[1]["val_predictions"] == [counted]
+    assert sum(histories[1]["predictions"]) > 2 * sum(histories[0]["predictions"])  # training did select 40%
+
+
+def test_the_learning_rate_recorded_is_the_one_the_step_used(small_tokenizer):
+    ids = small_tokenizer.encode("the quick brown fox jumps over the lazy dog. " * 40)
+    config = TrainConfig(steps=6, tokens_per_batch=256, schedule=fixed(32), lr=1e-3, warmup_steps=2, eval_every=6,
+                         eval_windows=8)
+    history = train(tiny_model(small_tokenizer.vocab_size), small_tokenizer, ids, ids, config, progress=False)
+    assert history["lr"] == pytest.approx([1e-3 * lr_factor(s, 2, 6) for s in range(6)])
+    assert history["lr"][0] == 5e-4 and history["lr"][1] == 1e-3

@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import torch
 
 from ..curriculum import LengthSchedule
-from ..masking import NOT_SELECTED, OUTCOME_NAMES, mask_tokens, mask_whole_words
+from ..masking import BERT_MASKING, NOT_SELECTED, OUTCOME_NAMES, mask_tokens, mask_whole_words
 from ..predict import Prediction, masked_positions, predict_masked
 from ..wordpiece import WordPieceTokenizer
 from .viz import (_show_char, attention_html, figure_png, masked_text_html, pieces_html, plot_attention,
@@ -80,8 +80,9 @@ def _known(text: str, tokenizer) -> None:
 
 # ---- 02 masking ---------------------------------------------------------------------------------------
 
-def masking_view(text: str, tokenizer, select_prob: float = 0.15, mask_prob: float = 0.8,
-                 random_prob: float = 0.1, seed: int = 0, whole_words: bool = False) -> tuple[str, dict[str, int]]:
+def masking_view(text: str, tokenizer, select_prob: float = BERT_MASKING.select_prob,
+                 mask_prob: float = BERT_MASKING.mask_prob, random_prob: float = BERT_MASKING.random_prob,
+                 seed: int = 0, whole_words: bool = False) -> tuple[str, dict[str, int]]:
     """Mask `text` with BERT's rule; return (coloured HTML, counts per outcome). With a WordPiece tokenizer
     the pieces are shown word by word, and `whole_words=True` masks whole words (notebook 09)."""
     if not text or not text.strip():
@@ -129,9 +130,9 @@ def masking_widget(tokenizer, text: str, seed: int = 0, whole_words: bool = Fals
     from IPython.display import HTML, display
 
     box = w.Textarea(value=text, layout=w.Layout(width="100%", height="80px"), description="text")
-    select = w.FloatSlider(value=0.15, min=0, max=1, step=0.05, description="select")
-    mask = w.FloatSlider(value=0.8, min=0, max=1, step=0.05, description="[MASK]")
-    rand = w.FloatSlider(value=0.1, min=0, max=1, step=0.05, description="random")
+    select = w.FloatSlider(value=BERT_MASKING.select_prob, min=0, max=1, step=0.05, description="select_prob")
+    mask = w.FloatSlider(value=BERT_MASKING.mask_prob, min=0, max=1, step=0.05, description="[MASK]")
+    rand = w.FloatSlider(value=BERT_MASKING.random_prob, min=0, max=1, step=0.05, description="random")
     seed_box = w.IntSlider(value=seed, min=0, max=50, description="seed")
     wordpiece = isinstance(tokenizer, WordPieceTokenizer)
     whole = w.Checkbox(value=whole_words, description="whole words", indent=False)
@@ -249,15 +250,17 @@ def fill_blanks_widget(model, tokenizer, text: str):
 # ---- 06 predictions -----------------------------------------------------------------------------------
 
 @torch.no_grad()
-def prediction_view(model, tokenizer, text: str, positions=None, *, rate: float = 0.15, seed: int = 0, k: int = 5,
-                    focus: int = 0, window: int = 64):
-    """Mask `text` at `positions` (or at random: `rate`, `seed`) and let the model fill the blanks.
+def prediction_view(model, tokenizer, text: str, positions=None, *, select_prob: float = BERT_MASKING.select_prob,
+                    seed: int = 0, k: int = 5, focus: int = 0, window: int = 64):
+    """Mask `text` at `positions` (or at random: each character with probability `select_prob`, drawn with `seed`)
+    and let the model fill the blanks.
 
     Returns (HTML: the text with the guesses coloured right/wrong, then where blank number `focus` looked;
     a Figure: that blank's top-k candidates; the list of `Prediction`s).
     """
     _known(text, tokenizer)
-    predictions = predict_masked(model, tokenizer, text, positions, k=k, window=window, rate=rate, seed=seed)
+    predictions = predict_masked(model, tokenizer, text, positions, k=k, window=window, select_prob=select_prob,
+                                 seed=seed)
     if not 0 <= focus < len(predictions):
         raise ValueError(f"There {'is' if len(predictions) == 1 else 'are'} {_plural(len(predictions), 'blank')}: "
                          f"the blank to inspect must be between 0 and {len(predictions) - 1}.")
@@ -283,7 +286,7 @@ def prediction_view(model, tokenizer, text: str, positions=None, *, rate: float 
 
 
 def prediction_widget(model, tokenizer, text: str, seed: int = 0):
-    """The masked-prediction explorer: type text, mask at random (rate, seed) or at chosen positions,
+    """The masked-prediction explorer: type text, mask at random (select_prob, seed) or at chosen positions,
     pick a blank, and see the guesses, the top-k bar chart and the blank's attention. A WordPiece model
     gets its own explorer: pieces word by word, whole words masked or not (notebook 09)."""
     if isinstance(tokenizer, WordPieceTokenizer):
@@ -292,7 +295,7 @@ def prediction_widget(model, tokenizer, text: str, seed: int = 0):
     from IPython.display import HTML, Image, display
 
     box = w.Textarea(value=text, layout=w.Layout(width="100%", height="70px"), description="text")
-    rate = w.FloatSlider(value=0.15, min=0.05, max=0.5, step=0.05, description="mask rate")
+    select = w.FloatSlider(value=BERT_MASKING.select_prob, min=0.05, max=0.5, step=0.05, description="select_prob")
     seed_box = w.IntSlider(value=seed, min=0, max=50, description="seed")
     chosen = w.Text(value="", placeholder="e.g. 3, 10, 11 (empty: at random)", description="positions")
     focus = w.IntSlider(value=0, min=0, max=0, description="blank")
@@ -315,9 +318,9 @@ def prediction_widget(model, tokenizer, text: str, seed: int = 0):
                 try:
                     _known(box.value, tokenizer)
                     # the blank slider follows the number of blanks *before* drawing, so it never points past them
-                    focus.max = max(0, len(masked_positions(box.value, positions, rate=rate.value,
+                    focus.max = max(0, len(masked_positions(box.value, positions, select_prob=select.value,
                                                             seed=seed_box.value)) - 1)
-                    html_text, fig, _ = prediction_view(model, tokenizer, box.value, positions, rate=rate.value,
+                    html_text, fig, _ = prediction_view(model, tokenizer, box.value, positions, select_prob=select.value,
                                                         seed=seed_box.value, focus=focus.value, k=top_k.value)
                 except ValueError as err:  # empty text, unknown characters, positions outside the text
                     display(HTML(_error_html(str(err))))
@@ -325,18 +328,18 @@ def prediction_widget(model, tokenizer, text: str, seed: int = 0):
                 display(HTML(html_text))
                 display(Image(figure_png(fig)))
 
-    for control in (box, rate, seed_box, chosen, focus, top_k):
+    for control in (box, select, seed_box, chosen, focus, top_k):
         control.observe(update, names="value")
     update()
-    return _placeholder(w.VBox([box, w.HBox([rate, seed_box]), w.HBox([chosen, focus]), top_k, out]),
+    return _placeholder(w.VBox([box, w.HBox([select, seed_box]), w.HBox([chosen, focus]), top_k, out]),
                         "masked-prediction explorer")
 
 
 @torch.no_grad()
-def wordpiece_prediction_view(model, tokenizer, text: str, *, rate: float = 0.15, seed: int = 0, k: int = 5,
-                              focus: int = 0, whole_words: bool = True):
-    """The prediction explorer for a WordPiece model (notebook 09): mask whole words (or single pieces) at
-    `rate` with `seed`, all shown as [MASK], and let the model fill them in. Returns (HTML: the pieces, word by
+def wordpiece_prediction_view(model, tokenizer, text: str, *, select_prob: float = BERT_MASKING.select_prob,
+                              seed: int = 0, k: int = 5, focus: int = 0, whole_words: bool = True):
+    """The prediction explorer for a WordPiece model (notebook 09): mask whole words (or single pieces), each
+    with probability `select_prob` (drawn with `seed`), all shown as [MASK], and let the model fill them in. Returns (HTML: the pieces, word by
     word, each blank with the model's first guess; a Figure: blank `focus`'s top-k; the `Prediction`s)."""
     if not text or not text.strip():
         raise ValueError("Type some text for the model to read.")
@@ -347,7 +350,7 @@ def wordpiece_prediction_view(model, tokenizer, text: str, *, rate: float = 0.15
                          "Shorten it.")
     g = torch.Generator().manual_seed(seed)
     mask = mask_whole_words if whole_words else (lambda i, _w, t, **kw: mask_tokens(i, t, **kw))
-    _, _, outcome = mask(ids, word_ids, tokenizer, select_prob=rate, mask_prob=1.0, random_prob=0.0,
+    _, _, outcome = mask(ids, word_ids, tokenizer, select_prob=select_prob, mask_prob=1.0, random_prob=0.0,
                          generator=g, return_outcome=True)
     chosen = outcome != NOT_SELECTED
     if not chosen.any():  # nothing drawn in a short text: take one word (or piece) so there is a blank
@@ -383,7 +386,7 @@ def _wordpiece_prediction_widget(model, tokenizer, text: str, seed: int = 0):
     from IPython.display import HTML, Image, display
 
     box = w.Textarea(value=text, layout=w.Layout(width="100%", height="70px"), description="text")
-    rate = w.FloatSlider(value=0.15, min=0.05, max=0.5, step=0.05, description="mask rate")
+    select = w.FloatSlider(value=BERT_MASKING.select_prob, min=0.05, max=0.5, step=0.05, description="select_prob")
     seed_box = w.IntSlider(value=seed, min=0, max=50, description="seed")
     whole = w.Checkbox(value=True, description="whole words", indent=False)
     focus = w.IntSlider(value=0, min=0, max=0, description="blank")
@@ -399,12 +402,12 @@ def _wordpiece_prediction_widget(model, tokenizer, text: str, seed: int = 0):
                 out.clear_output(wait=True)
                 try:
                     html_text, fig, predictions = wordpiece_prediction_view(
-                        model, tokenizer, box.value, rate=rate.value, seed=seed_box.value, k=top_k.value,
+                        model, tokenizer, box.value, select_prob=select.value, seed=seed_box.value, k=top_k.value,
                         focus=0, whole_words=whole.value)
                     focus.max = len(predictions) - 1  # follows the blanks before drawing the focused one
                     if focus.value:
                         html_text, fig, _ = wordpiece_prediction_view(
-                            model, tokenizer, box.value, rate=rate.value, seed=seed_box.value, k=top_k.value,
+                            model, tokenizer, box.value, select_prob=select.value, seed=seed_box.value, k=top_k.value,
                             focus=focus.value, whole_words=whole.value)
                 except ValueError as err:
                     display(HTML(_error_html(str(err))))
@@ -412,10 +415,10 @@ def _wordpiece_prediction_widget(model, tokenizer, text: str, seed: int = 0):
                 display(HTML(html_text))
                 display(Image(figure_png(fig)))
 
-    for control in (box, rate, seed_box, whole, focus, top_k):
+    for control in (box, select, seed_box, whole, focus, top_k):
         control.observe(update, names="value")
     update()
-    return _placeholder(w.VBox([box, w.HBox([rate, seed_box]), w.HBox([whole, focus]), top_k, out]),
+    return _placeholder(w.VBox([box, w.HBox([select, seed_box]), w.HBox([whole, focus]), top_k, out]),
                         "masked-prediction explorer")
 
 

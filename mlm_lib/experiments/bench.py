@@ -16,6 +16,11 @@ Peers:
   textbook     `BertForMLM` with the written-out softmax attention, PyTorch's own dropout and the head at
                every position (the reference page's style)
 
+`--modern` times ModernBERT's changes at the setting the speedrun trains with (length 128, batch 32, dropout
+0): the course's modern model (`mlm_lib.model.MODERN`) against Hugging Face's `ModernBertForMaskedLM` of the
+same configuration, the same model with three QKV projections instead of one (what fused QKV alone buys), and
+BERT against `BertForMaskedLM` at the same length, all interleaved in one process.
+
 The machine's float32 matmul rate is measured in the same run. Model FLOPs per token are counted as
 6 x (non-embedding parameters) + 12 x n_layers x length x d_model (the two attention matmuls, forward and
 backward); "of peak" is tokens/s x that count / matmul rate. The count is the same for every peer, so work a
@@ -34,7 +39,7 @@ from torch import nn
 
 from .. import dropout as dropout_module
 from ..masking import mask_tokens
-from ..model import MODEL_SIZES, BertConfig, BertForMLM, hf_config
+from ..model import GEGLU_WIDTH, MODEL_SIZES, MODERN, BertConfig, BertForMLM, hf_config, modernbert_config
 from ..training import adamw, train_step
 from ._args import output_file, today, whole_number, write_json
 
@@ -134,6 +139,65 @@ def flops_per_token(config: BertConfig, length: int) -> float:
 COURSE_DROPOUT = MODEL_SIZES["course"]["dropout"]  # the course trains without dropout (0.0); BERT used 0.1
 
 
+def _non_embedding_flops(model, length: int) -> float:
+    """6 x (parameters outside the embedding tables) + 12 x layers x length x width: a step's FLOPs per token."""
+    c = model.config
+    embedding = sum(p.numel() for n, p in model.named_parameters() if n.startswith("embeddings."))
+    return 6 * (model.num_parameters() - embedding) + 12 * c.n_layers * length * c.d_model
+
+
+def bench_modern(steps: int = 30, warmup: int = 5, seed: int = 0, length: int = 128, batch: int = 32) -> dict:
+    """ModernBERT's step against Hugging Face's, and BERT's, at the speedrun's setting (notebook 16)."""
+    from transformers import BertForMaskedLM, ModernBertForMaskedLM
+
+    base = dict(vocab_size=VOCAB, max_len=length, dropout=COURSE_DROPOUT, **_COURSE)
+    modern = BertConfig(**{**base, **MODERN, "d_ff": GEGLU_WIDTH[base["d_ff"]]})
+    bert = BertConfig(**base)
+    torch.manual_seed(seed)
+    ours_modern, ours_bert = BertForMLM(modern), BertForMLM(bert)
+    models = {"mlm_lib modern": ours_modern, "hf ModernBERT": ModernBertForMaskedLM(modernbert_config(modern)),
+              "mlm_lib modern, 3 QKV projections": BertForMLM(BertConfig(**{**modern.to_dict(), "fused_qkv": False})),
+              "mlm_lib BERT": ours_bert, "hf BERT": BertForMaskedLM(hf_config(bert))}
+
+    def hf_loss(model):
+        return lambda x, y: model(input_ids=x, labels=y).loss
+
+    losses = {k: (hf_loss(m) if k.startswith("hf") else None) for k, m in models.items()}
+    g = torch.Generator().manual_seed(seed)
+    batches = [mask_tokens(torch.randint(5, VOCAB, (batch, length), generator=g), _SpecialIds(), generator=g)
+               for _ in range(4)]
+    optimizers = {k: adamw(list(m.parameters()), lr=1e-4) for k, m in models.items()}
+    times = {k: [] for k in models}
+    for i in range(warmup + steps):
+        for key, model in models.items():
+            model.train()
+            x, y = batches[i % len(batches)]
+            t = time.perf_counter()
+            if losses[key] is None:
+                train_step(model, optimizers[key], x, y, grad_clip=1.0)
+            else:
+                _peer_step(model, optimizers[key], losses[key], x, y)
+            if i >= warmup:
+                times[key].append(time.perf_counter() - t)
+    gflops = matmul_gflops()
+    result = {"config": "modern", "length": length, "batch": batch, "steps": steps, "dropout": COURSE_DROPOUT,
+              "matmul_gflops": gflops, "parameters": {k: sum(p.numel() for p in m.parameters()) for k, m in models.items()},
+              "peers": {}}
+    for key, ts in times.items():
+        rate = batch * length / statistics.median(ts)
+        ours = ours_modern if "modern" in key.lower() else ours_bert
+        result["peers"][key] = {"median_step_ms": 1000 * statistics.median(ts), "tokens_per_s": rate,
+                                "of_peak": rate * _non_embedding_flops(ours, length) / (gflops * 1e9)}
+    for key, peer in result["peers"].items():
+        reference = "hf ModernBERT" if "modern" in key.lower() else "hf BERT"
+        peer["vs_hf"] = peer["tokens_per_s"] / result["peers"][reference]["tokens_per_s"]
+    peers = result["peers"]
+    result["modern_vs_bert"] = peers["mlm_lib modern"]["tokens_per_s"] / peers["mlm_lib BERT"]["tokens_per_s"]
+    result["fused_qkv_speedup"] = (peers["mlm_lib modern"]["tokens_per_s"] /
+                                   peers["mlm_lib modern, 3 QKV projections"]["tokens_per_s"])
+    return result
+
+
 def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0, dropout: float = COURSE_DROPOUT) -> dict:
     sizes, length, batch = CONFIGS[name]
     config = BertConfig(vocab_size=VOCAB, max_len=max(512, length), dropout=dropout, **sizes)
@@ -215,7 +279,7 @@ def bench_interaction(repeats: int = 20, length: int = 300) -> dict:
     passage = load_corpus()[10_000:10_000 + length]
 
     def update():
-        _, fig, predictions = prediction_view(model, tokenizer, passage, rate=0.15, seed=0, k=5)
+        _, fig, predictions = prediction_view(model, tokenizer, passage, seed=0, k=5)
         figure_png(fig)  # rendered exactly as the widget renders it
         return len(predictions)
 
@@ -246,11 +310,27 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--dropout", type=float, nargs="+", default=[COURSE_DROPOUT, 0.1],
                         help="dropout settings, the course's own (0.0) first, then BERT's (0.1)")
     parser.add_argument("--json", help="also write the results to this JSON file")
+    parser.add_argument("--modern", action="store_true",
+                        help="only ModernBERT's step against Hugging Face's and BERT's, at the speedrun's setting")
     args = parser.parse_args(argv)
     json_path = output_file(parser, "--json", args.json)
     if any(not 0.0 <= d < 1.0 for d in args.dropout):
         parser.error(f"--dropout values must be in [0, 1), got {args.dropout}")
     print(f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}")
+    if args.modern:
+        result = bench_modern(args.steps, args.warmup)
+        print(f"\nModernBERT's changes at the speedrun's setting (length 128, batch 32, dropout 0), median of "
+              f"{result['steps']} steps; matmul {result['matmul_gflops']:.0f} GFLOP/s")
+        print(f"{'peer':>34} {'params':>8} {'step ms':>8} {'tokens/s':>9} {'vs HF':>6} {'of peak':>8}")
+        for key, p in result["peers"].items():
+            print(f"{key:>34} {result['parameters'][key]:8,} {p['median_step_ms']:8.1f} {p['tokens_per_s']:9,.0f} "
+                  f"{p['vs_hf']:5.2f}x {p['of_peak']:8.0%}")
+        print(f"modern / BERT (mlm_lib): {result['modern_vs_bert']:.2f}x; one QKV projection / three: "
+              f"{result['fused_qkv_speedup']:.2f}x")
+        if json_path is not None:
+            write_json(json_path, {"machine": platform.platform(), "threads": torch.get_num_threads(),
+                                   "torch": torch.__version__, "date": today(), "modern": result}, indent=2)
+        return [result]
     results = [bench_config(name, args.steps, args.warmup, dropout=d) for d in args.dropout for name in args.config]
     for r in results:
         print_result(r)

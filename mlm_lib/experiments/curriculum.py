@@ -19,12 +19,11 @@ import sys
 import time
 from pathlib import Path
 
-import torch
 
-from ..curriculum import LengthSchedule, fixed, linear, step, summarize
+from ..course.results import curriculum_report
+from ..curriculum import fixed, linear, run_schedule, step_up, summarize
 from ..data import prepare_data
-from ..model import MODEL_SIZES, BertConfig, BertForMLM
-from ..training import TrainConfig, train
+from ..model import MODEL_SIZES
 from ._args import machine, output_file, today, write_json
 
 SIZES = MODEL_SIZES["course"]
@@ -33,14 +32,14 @@ SIZES = MODEL_SIZES["course"]
 PRESETS = {
     "full": dict(
         sizes=SIZES, steps=600, tokens_per_batch=4096, lr=2e-3, warmup_steps=50, eval_every=50, eval_windows=128,
-        runs=[(fixed(128), (0, 1, 2)), (linear(16, 128, until=0.5), (0, 1, 2)), (step(16, 128, at=0.5), (0, 1, 2)),
+        runs=[(fixed(128), (0, 1, 2)), (linear(16, 128, until=0.5), (0, 1, 2)), (step_up(16, 128, at=0.5), (0, 1, 2)),
               (linear(8, 128, until=0.5), (0,)), (linear(32, 128, until=0.5), (0,)),
               (linear(16, 128, until=0.25), (0,)), (linear(16, 128, until=0.75), (0,))],
     ),
     "small": dict(  # what notebook 07 runs as written: a 2-layer model, windows up to 64, about a minute
         sizes=dict(SIZES, n_layers=2, n_heads=4), steps=400, tokens_per_batch=2048, lr=2e-3, warmup_steps=40,
         eval_every=50, eval_windows=128, runs=[(fixed(64), (0,)), (linear(16, 64, until=0.5), (0,)),
-                                               (step(16, 64, at=0.5), (0,))],
+                                               (step_up(16, 64, at=0.5), (0,))],
     ),
     "smoke": dict(
         sizes=dict(MODEL_SIZES["smoke"], max_len=32), steps=12,
@@ -48,18 +47,6 @@ PRESETS = {
         runs=[(fixed(32), (0,)), (linear(8, 32, until=0.5), (0,))],
     ),
 }
-
-
-def run_schedule(schedule: LengthSchedule, tokenizer, train_ids, val_ids, *, seed: int = 0, sizes: dict = SIZES,
-                 steps: int, tokens_per_batch: int, lr: float, warmup_steps: int, eval_every: int,
-                 eval_windows: int, callback=None, progress: bool = False) -> dict:
-    """Train a fresh model with `schedule` and return the run: its label, settings and history."""
-    torch.manual_seed(seed)  # same seed, same initial weights, whatever the schedule
-    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **sizes))
-    config = TrainConfig(steps=steps, tokens_per_batch=tokens_per_batch, schedule=schedule, lr=lr,
-                         warmup_steps=warmup_steps, eval_every=eval_every, eval_windows=eval_windows, seed=seed)
-    history = train(model, tokenizer, train_ids, val_ids, config, callback=callback, progress=progress)
-    return {"label": schedule.describe(), "schedule": schedule.to_dict(), "seed": seed, "history": history}
 
 
 def run_experiment(preset: str = "small", *, data=None, seeds=None, callback=None, progress=False,
@@ -82,20 +69,6 @@ def run_experiment(preset: str = "small", *, data=None, seeds=None, callback=Non
         if on_run is not None:
             on_run(result)
     return result
-
-
-def report(result: dict) -> str:
-    """A plain-text table of the summary, as printed by the command."""
-    summary = result["summary"]
-    header = (f"{'schedule':>24} {'seeds':>5} {'mid loss':>9} {'final loss':>10} {'final acc':>9} "
-              f"{'minutes':>7} {'tokens to reach':>16}")
-    lines = [header]
-    for label, e in summary["schedules"].items():
-        reach = (f"{e['token_ratio']:.2f}x of {summary['baseline']}" if e["token_ratio"] is not None
-                 else ("-" if label == summary["baseline"] else "never"))
-        lines.append(f"{label:>24} {len(e['seeds']):>5} {e['mid_loss']:>9.3f} {e['final_loss']:>10.3f} "
-                     f"{e['final_accuracy']:>9.1%} {e['seconds'] / 60:>7.1f} {reach:>16}")
-    return "\n".join(lines)
 
 
 def main(argv=None) -> dict:
@@ -127,7 +100,7 @@ def main(argv=None) -> dict:
 
     result = run_experiment(args.preset, data=prepare_data(args.corpus), seeds=args.seeds, progress=args.progress,
                             on_run=save)
-    print(report(result))
+    print(curriculum_report(result))
     return result
 
 

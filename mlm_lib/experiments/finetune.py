@@ -28,23 +28,12 @@ import torch
 
 from ..baselines import NgramNaiveBayes
 from ..checkpoints import load_checkpoint
-from ..finetune import (LABEL_NAMES, TASK_MAX_LEN, encode_examples, evaluate_classifier, fine_tune, label_budget,
-                        task_splits)
+from ..finetune import (LABEL_NAMES, LEARNING_RATES, METHODS, TASK_MAX_LEN, encode_examples, evaluate_classifier,
+                        fine_tune, label_budget, task_splits)
 from ..model import BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
 from ._args import machine, output_file, today, whole_number, write_json
 
-# learner: (start from, pooling, encoder frozen)
-METHODS = {
-    "pretrained": ("pretrained", "cls", False),
-    "pretrained, mean": ("pretrained", "mean", False),
-    "frozen": ("pretrained", "cls", True),
-    "frozen, mean": ("pretrained", "mean", True),
-    "scratch": ("scratch", "cls", False),
-}
-# chosen on the validation plays by the `lr` experiment (results/finetune_lr.json): for each learner, the rate
-# with the best mean validation accuracy over its two budgets
-LEARNING_RATES = {"pretrained": 0.0001, "pretrained, mean": 0.0001, "frozen": 0.001, "frozen, mean": 0.01, "scratch": 0.001}
 # three rates each, then one more where the best was the edge of the first three (the full experiment ran them all)
 SWEEP = {"pretrained": (3e-5, 1e-4, 3e-4, 1e-3), "pretrained, mean": (3e-5, 1e-4, 3e-4, 1e-3),
          "frozen": (1e-3, 3e-3, 1e-2, 3e-2), "frozen, mean": (1e-3, 3e-3, 1e-2, 3e-2), "scratch": (1e-4, 3e-4, 1e-3, 3e-3)}
@@ -111,37 +100,6 @@ def summary(runs: list[dict]) -> dict:
         out.setdefault(key, []).append(r)
     return {k: {"seeds": len(v), "test_accuracy": sum(r["test"]["accuracy"] for r in v) / len(v),
                 "validation_accuracy": sum(r["validation"]["accuracy"] for r in v) / len(v)} for k, v in out.items()}
-
-
-def results_table(result: dict) -> str:
-    """The Markdown table README and results/README.md show (a test keeps them equal): test accuracy per learner
-    (rows) and label budget (columns), mean over seeds with each seed's in brackets."""
-    runs = result["runs"]
-    learners = list(dict.fromkeys(r["method"] for r in runs))
-    budgets = list(dict.fromkeys(r["examples"] for r in runs))
-    lines = ["| learner | " + " | ".join(f"{n:,} labels" for n in budgets) + " |", "|" + "---|" * (len(budgets) + 1)]
-    for m in learners:
-        cells = []
-        for n in budgets:
-            each = [r["test"]["accuracy"] for r in runs if r["method"] == m and r["examples"] == n]
-            cells.append(f"{sum(each) / len(each):.1%}" + (f" ({' / '.join(f'{a:.1%}' for a in each)})" if len(each) > 1 else ""))
-        lines.append(f"| {m} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def sweep_table(result: dict) -> str:
-    """The learning-rate experiment as Markdown: mean validation accuracy (over its budgets) per learner and rate;
-    the chosen rate in bold."""
-    rates = sorted({r["lr"] for r in result["runs"]})
-    lines = ["| learner | " + " | ".join(f"{lr:g}" for lr in rates) + " |", "|" + "---|" * (len(rates) + 1)]
-    for method in result["learning_rates"]:
-        cells = []
-        for lr in rates:
-            each = [r["validation"]["accuracy"] for r in result["runs"] if r["method"] == method and r["lr"] == lr]
-            cell = f"{sum(each) / len(each):.1%}" if each else ""
-            cells.append(f"**{cell}**" if each and LEARNING_RATES[method] == lr else cell)
-        lines.append(f"| {method} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def main(argv=None) -> int:

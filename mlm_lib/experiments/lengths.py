@@ -8,12 +8,15 @@ A model whose training ended at windows of 64 has position rows 64-127 that no s
 lengths it answers, but worse (measured here), instead of refusing. `--keep N` writes a copy with only the
 first N position rows (`BertEncoder.keep_positions`), which refuses longer input with a clear error; every
 other weight is unchanged, so its answers at lengths up to N are the same to the last bit.
+A model with rotary positions (notebook 16) has no table: it is measured at every length asked for, past its
+max_len too, and `--keep N` then sets the longest length it accepts to N, the length measured to hold.
 The held-out text is the course's: the last 5% of the corpus, encoded with the checkpoint's own tokenizer.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from ..checkpoints import load_checkpoint, save_checkpoint
@@ -25,13 +28,19 @@ from ._args import machine, output_file, today, whole_number, write_json
 
 def accuracy_by_length(model, tokenizer, val_ids, lengths, windows: int) -> dict:
     """{length: held-out masked loss and accuracy}, `windows` windows spread over the text at each length;
-    lengths the model refuses are reported as refused, with its reason."""
+    lengths the model refuses are reported as refused, with its reason. A model without a position table (RoPE)
+    is measured past its max_len too: what it would answer there is what this measures."""
     out = {}
+    accepted = model.config
     for length in lengths:
-        if length > model.config.max_len:
-            out[str(length)] = {"refused": f"longer than max_len={model.config.max_len}"}
+        if length > accepted.max_len and hasattr(model.embeddings, "position"):
+            out[str(length)] = {"refused": f"longer than max_len={accepted.max_len}"}
             continue
-        result = evaluate(model, tokenizer, val_ids, length=length, windows=windows, seed=EVAL_SEED)
+        model.config = replace(accepted, max_len=max(length, accepted.max_len))
+        try:
+            result = evaluate(model, tokenizer, val_ids, length=length, windows=windows, seed=EVAL_SEED)
+        finally:
+            model.config = accepted
         out[str(length)] = {"loss": result["loss"], "accuracy": result["accuracy"], "predictions": result["predictions"]}
     return out
 
@@ -54,7 +63,7 @@ def main(argv=None) -> dict:
         parser.error(f"{args.checkpoint}: no such file")
     checkpoint = load_checkpoint(args.checkpoint)
     model, tokenizer = checkpoint.model.eval(), checkpoint.tokenizer
-    if args.keep is not None and args.keep > model.config.max_len:
+    if args.keep is not None and args.keep > model.config.max_len and hasattr(model.embeddings, "position"):
         parser.error(f"--keep {args.keep}: the model has only {model.config.max_len} position rows")
     val_ids = tokenizer.encode(train_val_split(load_corpus(args.corpus))[1])
     result = {"command": "python -m mlm_lib.experiments.lengths " + " ".join(sys.argv[1:] if argv is None else argv),
@@ -65,6 +74,8 @@ def main(argv=None) -> dict:
         print(f"length {length:>4}: " + (f"accuracy {figures['accuracy']:.1%}, loss {figures['loss']:.3f}"
                                          if "accuracy" in figures else figures["refused"]))
     if args.keep is not None:
+        if args.keep > model.config.max_len:  # RoPE: no rows to keep; accept up to the length measured to hold
+            model.config = replace(model.config, max_len=args.keep)
         model.keep_positions(args.keep)
         save_checkpoint(save, model, tokenizer, optimizer=None, train_state=checkpoint.train_state)
         result["kept_positions"] = args.keep

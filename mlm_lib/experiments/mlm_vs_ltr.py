@@ -22,13 +22,13 @@ import torch
 
 from ..curriculum import linear
 from ..data import prepare_data
-from ..finetune import LABEL_NAMES, TASK_MAX_LEN, encode_examples, evaluate_classifier, fine_tune, label_budget, task_splits
-from ..ltr import evaluate_next_token, next_token_batch
+from ..finetune import (LABEL_NAMES, LEARNING_RATES, TASK_MAX_LEN, encode_examples, evaluate_classifier, fine_tune,
+                        label_budget, task_splits)
+from ..ltr import NextToken
 from ..model import MODEL_SIZES, BertConfig, BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
-from ..training import TrainConfig, evaluate, lr_factor, make_optimizer, train_step, training_batch
+from ..training import MaskedLM, TrainConfig, train
 from ._args import machine, output_file, today, write_json
-from .finetune import LEARNING_RATES
 
 OBJECTIVES = ("masked", "left-to-right")
 
@@ -43,45 +43,26 @@ PRESETS = {
 
 
 def pretrain(objective: str, data: dict, s: dict, on_checkpoint) -> dict:
-    """Pretrain one model with `objective`; call `on_checkpoint(model, step)` at each of `s["checkpoints"]`."""
+    """Pretrain one model with `objective`; call `on_checkpoint(model, step)` at each of `s["checkpoints"]`.
+    Returns the held-out curve: step, tokens, seconds (of pretraining, evaluations and fine-tunings not
+    counted), val_loss and val_accuracy at every evaluation."""
     tokenizer, train_ids, val_ids = data["tokenizer"], data["train_ids"], data["val_ids"]
     torch.manual_seed(s["seed"])  # the same initial weights for both objectives (the mask has no weights)
     model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, causal=objective == "left-to-right", **s["sizes"]))
     config = TrainConfig(steps=s["steps"], tokens_per_batch=s["tokens_per_batch"],
                          schedule=linear(s["short"], s["long"], until=0.5), lr=s["lr"], warmup_steps=s["warmup_steps"],
-                         seed=s["seed"])
-    optimizer = make_optimizer(model, config)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda t: lr_factor(t, config.warmup_steps, config.steps))
-    generator = torch.Generator().manual_seed(s["seed"])
-    history = {"step": [], "tokens": [], "seconds": [], "val_loss": [], "val_accuracy": []}
-    tokens, start = 0, time.perf_counter()
-    model.train()
-    for step in range(config.steps):
-        if objective == "masked":
-            inputs, labels = training_batch(train_ids, tokenizer, config, step, generator)
-        else:
-            progress = step / config.steps
-            inputs, labels = next_token_batch(train_ids, config.schedule.batch_size_at(progress, config.tokens_per_batch),
-                                              config.schedule.length_at(progress), generator)
-        train_step(model, optimizer, inputs, labels, grad_clip=config.grad_clip)
-        scheduler.step()
-        tokens += inputs.numel()
-        done = step + 1
-        if done % s["log_every"] == 0 or done in s["checkpoints"]:
-            if objective == "masked":
-                result = evaluate(model, tokenizer, val_ids, length=s["long"], windows=s["eval_windows"])
-            else:
-                result = evaluate_next_token(model, val_ids, length=s["long"], windows=s["eval_windows"])
-            for key, value in (("step", done), ("tokens", tokens), ("seconds", time.perf_counter() - start),
-                               ("val_loss", result["loss"]), ("val_accuracy", result["accuracy"])):
-                history[key].append(value)
-            model.train()
-        if done in s["checkpoints"]:
-            paused = time.perf_counter()
-            on_checkpoint(model, done)
-            start += time.perf_counter() - paused  # pretraining time excludes the fine-tunings
-            model.train()
-    return history
+                         eval_every=s["log_every"], eval_windows=s["eval_windows"], seed=s["seed"])
+    if any(step % config.eval_every for step in s["checkpoints"]):
+        raise ValueError(f"checkpoints {s['checkpoints']} must be evaluation steps (multiples of {config.eval_every})")
+
+    def at_evaluation(history):
+        if history["eval_step"][-1] in s["checkpoints"]:
+            on_checkpoint(model, history["eval_step"][-1])
+
+    history = train(model, tokenizer, train_ids, val_ids, config, callback=at_evaluation, progress=False,
+                    objective=MaskedLM() if objective == "masked" else NextToken())
+    return {"step": history["eval_step"], "tokens": history["eval_tokens"], "seconds": history["eval_seconds"],
+            "val_loss": history["val_loss"], "val_accuracy": history["val_accuracy"]}
 
 
 def finetune_at(model, data: dict, s: dict, seed: int) -> dict:
@@ -94,20 +75,6 @@ def finetune_at(model, data: dict, s: dict, seed: int) -> dict:
     fine_tune(clf, encode_examples(chosen, data["tokenizer"], TASK_MAX_LEN), steps=s["finetune_steps"],
               lr=LEARNING_RATES["pretrained, mean"], warmup_steps=max(1, s["finetune_steps"] // 10), seed=seed)
     return {**evaluate_classifier(clf, data["test"]), "seconds": time.perf_counter() - start}
-
-
-def results_table(result: dict) -> str:
-    """The Markdown table README and results/README.md show (a test keeps them equal): fine-tuned test accuracy
-    by pretraining steps, mean over fine-tuning seeds with each seed's in brackets."""
-    steps = list(dict.fromkeys(r["pretraining_steps"] for r in result["finetuned"]))
-    lines = ["| pretrained with | " + " | ".join(f"{s:,} steps" for s in steps) + " |", "|" + "---|" * (len(steps) + 1)]
-    for objective in OBJECTIVES:
-        cells = []
-        for s in steps:
-            each = [r["accuracy"] for r in result["finetuned"] if r["objective"] == objective and r["pretraining_steps"] == s]
-            cells.append(f"{sum(each) / len(each):.1%} ({' / '.join(f'{a:.1%}' for a in each)})" if each else "—")
-        lines.append(f"| {objective} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def main(argv=None) -> int:

@@ -28,10 +28,10 @@ import time
 import torch
 
 from ..data import CharTokenizer
-from ..masking import MaskingConfig
+from ..masking import BERT_MASKING, MaskingConfig
 from ..model import MODEL_SIZES, BertConfig, BertForMLM, BertForPreTraining
-from ..pairs import PairStream, encode_documents, load_documents, sentence_pairs, split_documents, train_pairs
-from ..training import TrainConfig
+from ..pairs import MaskedPairs, PairStream, encode_documents, load_documents, sentence_pairs, split_documents
+from ..training import TrainConfig, train
 from ..wordpiece import COURSE_RULE, WordPieceTokenizer
 from ._args import machine, output_file, today, whole_number, write_json
 
@@ -92,7 +92,7 @@ def run(experiment: str, variant: tuple, data, *, seed: int, settings: dict, pro
     name, kind, options = variant
     tokenizer, train_docs, val_sets = data
     s, options = settings, dict(options)
-    masking = MaskingConfig(select_prob=options.pop("select_prob", 0.15))
+    masking = MaskingConfig(select_prob=options.pop("select_prob", BERT_MASKING.select_prob))
     if experiment == "masking":  # a corpus small enough to pass over many times
         train_docs = train_docs[: s["small_documents"]]
     torch.manual_seed(seed)
@@ -113,7 +113,7 @@ def run(experiment: str, variant: tuple, data, *, seed: int, settings: dict, pro
         phases.append((until, PairStream(train_docs, tokenizer, max_len, passes=passes, masking=masking,
                                          generator=generator, **options)))
         previous = until
-    history = train_pairs(model, tokenizer, phases, val_sets, train_config, progress=progress)
+    history = train(model, tokenizer, phases, val_sets, train_config, objective=MaskedPairs(), progress=progress)
     return {"variant": name, "seed": seed, "seconds": time.perf_counter() - start,
             "examples": [len(st) for _, st in phases], "passes": [st.passes for _, st in phases],
             "documents": len(train_docs), "config": train_config.to_dict(), "history": history}
@@ -138,34 +138,6 @@ def summary(runs: list[dict]) -> dict:
     return out
 
 
-# the columns of each experiment's table: (held-out set, figure, header)
-TABLE_COLUMNS = {
-    "nsp": [("pairs", "loss", "masked loss, pairs"), ("segments", "loss", "masked loss, single segments"),
-            ("pairs", "nsp_accuracy", "sentence head on NSP pairs"),
-            ("sop_pairs", "nsp_accuracy", "sentence head on SOP pairs")],
-    "masking": [("segments", "loss", "masked loss"), ("segments", "accuracy", "masked accuracy")],
-    "rate": [("segments", "loss", "masked loss at 15%"), ("segments", "accuracy", "masked accuracy at 15%")],
-}
-
-
-def results_table(result: dict) -> str:
-    """The Markdown table of a results file that README and results/README.md show (a test keeps them equal):
-    per variant, the final held-out figures, mean over seeds with each seed's in brackets."""
-    columns = TABLE_COLUMNS[result["experiment"]]
-    lines = ["| variant | seeds | " + " | ".join(c[2] for c in columns) + " |", "|" + "---|" * (len(columns) + 2)]
-    for name in result["summary"]:
-        runs = [r for r in result["runs"] if r["variant"] == name]
-        cells = []
-        for set_name, key, _ in columns:
-            each = [r["history"][f"val_{set_name}"][-1].get(key) for r in runs]
-            if any(v is None for v in each):
-                cells.append("—")
-                continue
-            fmt = (lambda v: f"{v:.3f}") if key == "loss" else (lambda v: f"{v:.1%}")
-            mean = sum(each) / len(each)
-            cells.append(fmt(mean) + (f" ({' / '.join(fmt(v) for v in each)})" if len(each) > 1 else ""))
-        lines.append(f"| {name} | {len(runs)} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def main(argv=None) -> int:

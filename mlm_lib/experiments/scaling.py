@@ -74,15 +74,6 @@ def summary(runs: list[dict]) -> list[dict]:
     return out
 
 
-def results_table(result: dict) -> str:
-    """The Markdown table of a results file that README and notebook 05 show (a test keeps README's equal)."""
-    lines = ["| processes x threads | tokens/s (median of rounds) | vs 1 process x 1 thread |", "|---|---|---|"]
-    for s in result["summary"]:
-        ratio = f"{s['vs_one_thread']:.2f}x" if s["vs_one_thread"] else "—"
-        lines.append(f"| {s['processes']} x {s['threads']} | {s['tokens_per_s']:,.0f} | {ratio} |")
-    return "\n".join(lines)
-
-
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", default="shakespeare-char", choices=sorted(CONFIGS))

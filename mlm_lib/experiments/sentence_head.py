@@ -40,9 +40,9 @@ import torch
 from ..course.assets import reference_checkpoint
 from ..masking import MaskingConfig
 from ..model import BertForPreTraining
-from ..pairs import (PairStream, encode_documents, equal_halves, load_documents, sentence_pairs, split_documents,
-                     train_pairs)
-from ..training import TrainConfig
+from ..pairs import (MaskedPairs, PairStream, encode_documents, equal_halves, load_documents, sentence_pairs,
+                     split_documents)
+from ..training import TrainConfig, train
 from ._args import machine, output_file, today, whole_number, write_json
 from .roberta import final_figures
 
@@ -96,13 +96,12 @@ def run(variant: tuple, data, *, seed: int, settings: dict, progress: bool = Fal
     assert all(k.startswith(("pooler.", "nsp_head.")) for k in missing), missing
     masking = MaskingConfig()
     config = TrainConfig(steps=s["steps"], tokens_per_batch=s["batch_size"] * s["max_len"], lr=lr or s["lr"],
-                         warmup_steps=s["warmup_steps"], eval_every=s["eval_every"], seed=seed, masking=masking)
+                         warmup_steps=s["warmup_steps"], decay=False, eval_every=s["eval_every"], seed=seed,
+                         masking=masking)
     stream = PairStream(train_docs, checkpoint.tokenizer, s["max_len"], passes=s["passes"], masking=masking,
                         generator=torch.Generator().manual_seed(seed), nsp=not sop, sop=sop)
     start = time.perf_counter()
-    warmup = s["warmup_steps"]
-    history = train_pairs(model, checkpoint.tokenizer, stream, val_sets, config, progress=progress,
-                          lr_schedule=lambda step: min(1.0, (step + 1) / warmup))
+    history = train(model, checkpoint.tokenizer, stream, val_sets, config, objective=MaskedPairs(), progress=progress)
     return {"variant": name, "seed": seed, "seconds": time.perf_counter() - start, "examples": len(stream),
             "also_in_training": {k: rows_also_in(v, stream) for k, v in val_sets.items()},
             "config": config.to_dict(), "history": history}
@@ -118,22 +117,6 @@ def summary(runs: list[dict]) -> dict:
             for key in ("nsp_accuracy", "loss"):
                 out[name][f"{set_name}: {key}"] = sum(f[set_name][key] for f in finals) / len(finals)
     return out
-
-
-def results_table(result: dict) -> str:
-    """The Markdown table README and results/README.md show (a test keeps them equal to the file): the sentence
-    head's final accuracy on each set, mean over seeds with each seed's in brackets."""
-    names = [n for n, _, _ in EVAL_SETS]
-    lines = ["| variant | seeds | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 2)]
-    for variant in result["summary"]:
-        runs = [r for r in result["runs"] if r["variant"] == variant]
-        cells = []
-        for set_name in names:
-            each = [r["history"][f"val_{set_name}"][-1]["nsp_accuracy"] for r in runs]
-            cells.append(f"{sum(each) / len(each):.1%}" + (f" ({' / '.join(f'{v:.1%}' for v in each)})"
-                                                            if len(each) > 1 else ""))
-        lines.append(f"| {variant} | {len(runs)} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def main(argv=None) -> int:

@@ -25,17 +25,25 @@ The recipes (an ablation table reads each against `bert`):
   bert-40%   bert, selecting 40%: the masking rate without Muon, so that the ablation measures each change alone.
              The course's reference model (checkpoints/shakespeare-char.pt) is this recipe's seed-0 run, saved
              with --save: BERT's architecture and optimiser, only the masking rate in training changed.
+ModernBERT's changes (notebook 16), each alone on top of bert-40%, then all together (`mlm_lib.model.MODERN`):
+  40%+rope      rotary positions instead of the learned table (`mlm_lib.rope`)
+  40%+geglu     a gated feed-forward layer, 344 wide (2/3 of 512: about the same parameters as BERT's)
+  40%+no-bias   no bias in the linear layers and LayerNorms (the decoder's stays)
+  40%+pre-ln    pre-LN with a final norm, the first layer reading the normalised embeddings (ModernBERT's way;
+                the `pre-ln` recipe above is Cramming's, with a norm in the first layer and its own learning rate)
+  40%+local     global attention in layers 0 and 3, a window of 16 characters either side in layers 1 and 2
+  modern        all of them, with one fused QKV projection and no token types: a ModernBertForMaskedLM
+              (Fused QKV computes what three projections compute; the benchmark measures its speed.)
 `--save FILE.pt` writes the trained model as the pretraining command writes model.pt, and FILE.json beside it
 with the keys of that command's log.json (the whole held-out text evaluated at 128, beside the baselines).
 torch.compile is left out: at the course's sizes it gains 4% a step and costs about 27 s a window length
-(README, Performance), more than it repays in 15 minutes with a curriculum of 15 lengths.
+(docs/performance.md), more than it repays in 15 minutes with a curriculum of 15 lengths.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -43,11 +51,11 @@ import torch
 from ..checkpoints import save_checkpoint
 from ..curriculum import linear
 from ..data import prepare_data
-from ..masking import BERT_MASKING, EVAL_SEED, MaskingConfig
-from ..model import MODEL_SIZES, BertConfig, BertForMLM
+from ..masking import BERT_MASKING, MaskingConfig
+from ..model import GEGLU_WIDTH, MODEL_SIZES, MODERN, BertConfig, BertForMLM
 from ..muon import MuonAndAdamW
-from ..training import TrainConfig, evaluate, make_optimizer, train_step, training_batch
-from ._args import machine, output_file, today, whole_number, write_json
+from ..training import TrainConfig, train
+from ._args import machine, output_file, output_folder, today, whole_number, write_json
 from .pretrain import final_evaluation
 
 EVAL_LENGTH = 128
@@ -61,14 +69,23 @@ RECIPES = {
                      select_prob=0.4),
     "bert-40%": dict(sizes={}, lr=2e-3, warmup=0.04, schedule=linear(16, EVAL_LENGTH, until=0.5), select_prob=0.4),
 }
+MODERN_CHANGES = {"40%+rope": dict(position="rope"), "40%+geglu": dict(ffn="geglu", d_ff=GEGLU_WIDTH[512]),
+                  "40%+no-bias": dict(bias=False), "40%+pre-ln": dict(pre_ln=True, first_layer_norm=False),
+                  "40%+local": dict(global_every=MODERN["global_every"], local_window=MODERN["local_window"]),
+                  "modern": MODERN | dict(d_ff=GEGLU_WIDTH[512])}
+RECIPES |= {name: RECIPES["bert-40%"] | dict(sizes=sizes) for name, sizes in MODERN_CHANGES.items()}
 
 
 PRESETS = {
     "full": dict(sizes=MODEL_SIZES["course"], tokens_per_batch=4096, eval_windows=256),
+    # notebook 16's yardstick: every evaluation on the whole held-out text, in windows of 128 (1,870 of them)
+    "whole": dict(sizes=MODEL_SIZES["course"], tokens_per_batch=4096, eval_windows=None),
     "smoke": dict(sizes=MODEL_SIZES["smoke"] | {"max_len": EVAL_LENGTH}, tokens_per_batch=1024, eval_windows=16),
 }
 
-PLAN_STEPS = 1_000_000  # training_batch reads progress as step / steps: the clock's share, in millionths
+def whole_text_windows(val_ids) -> int:
+    """How many windows of EVAL_LENGTH cover the held-out text (as the final evaluation of a saved model counts them)."""
+    return max(64, len(val_ids) // EVAL_LENGTH)
 
 
 def first_time_to(history: dict, accuracy: float) -> float | None:
@@ -81,42 +98,23 @@ def first_time_to(history: dict, accuracy: float) -> float | None:
 
 def run(recipe: str, seed: int, minutes: float, eval_seconds: float, data, preset: dict, save=None,
         command: str = "") -> dict:
-    """Train one model on the clock; return its record (history of held-out accuracy against training time)."""
+    """Train one model on the clock (`training.train` with a budget in seconds); return its record, whose
+    "history" is the held-out curve: seconds of training, steps, tokens, loss and accuracy at every evaluation."""
     tokenizer, train_ids, val_ids = data
     r = RECIPES[recipe]
     torch.manual_seed(seed)
     model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **(preset["sizes"] | r["sizes"])))
-    masking = MaskingConfig(select_prob=r.get("select_prob", BERT_MASKING.select_prob))  # evaluation: always 15%
-    config = TrainConfig(steps=PLAN_STEPS, tokens_per_batch=preset["tokens_per_batch"], schedule=r["schedule"],
-                         lr=r["lr"], warmup_steps=0, seed=seed, masking=masking)
+    budget = minutes * 60
+    config = TrainConfig(seconds=budget, warmup_seconds=r["warmup"] * budget, eval_seconds=eval_seconds,
+                         tokens_per_batch=preset["tokens_per_batch"], schedule=r["schedule"], lr=r["lr"], seed=seed,
+                         masking=MaskingConfig(select_prob=r.get("select_prob", BERT_MASKING.select_prob)),
+                         eval_windows=preset["eval_windows"] or whole_text_windows(val_ids))  # always BERT's 15%
+    optimizer = None
     if "muon_lr" in r:
         optimizer = MuonAndAdamW(model, lr=r["lr"], muon_lr=r["muon_lr"], weight_decay=config.weight_decay)
-    else:
-        optimizer = make_optimizer(model, config)
-    for group in optimizer.param_groups:
-        group["peak_lr"] = group["lr"]
-    generator = torch.Generator().manual_seed(seed)
-    budget = minutes * 60
-    history = {"seconds": [], "steps": [], "tokens": [], "loss": [], "accuracy": []}
-    spent, steps, tokens, next_eval = 0.0, 0, 0, eval_seconds
-    model.train()
-    while spent < budget:
-        share = spent / budget
-        for group in optimizer.param_groups:  # warm-up, then linear decay to zero at the end of the budget
-            group["lr"] = group["peak_lr"] * (share / r["warmup"] if share < r["warmup"] else (1 - share) / (1 - r["warmup"]))
-        start = time.perf_counter()
-        inputs, labels = training_batch(train_ids, tokenizer, config, int(share * PLAN_STEPS), generator)
-        train_step(model, optimizer, inputs, labels, grad_clip=config.grad_clip)
-        spent += time.perf_counter() - start
-        steps, tokens = steps + 1, tokens + inputs.numel()
-        if spent >= next_eval or spent >= budget:
-            result = evaluate(model, tokenizer, val_ids, length=EVAL_LENGTH, windows=preset["eval_windows"],
-                              seed=EVAL_SEED)
-            for key, value in (("seconds", spent), ("steps", steps), ("tokens", tokens), ("loss", result["loss"]),
-                               ("accuracy", result["accuracy"])):
-                history[key].append(value)
-            next_eval += eval_seconds
-            model.train()
+    trained = train(model, tokenizer, train_ids, val_ids, config, optimizer=optimizer, progress=False)
+    history = {"seconds": trained["eval_seconds"], "steps": trained["eval_step"], "tokens": trained["eval_tokens"],
+               "loss": trained["val_loss"], "accuracy": trained["val_accuracy"]}
     record = {"recipe": recipe, "seed": seed, "minutes": minutes, "history": history,
               "seconds_to_70": first_time_to(history, 0.70), "seconds_to_75": first_time_to(history, 0.75),
               "final_accuracy": history["accuracy"][-1], "final_loss": history["loss"][-1]}
@@ -145,17 +143,6 @@ def save_with_log(path, model, data, config: TrainConfig, record: dict, command:
     write_json(Path(path).with_suffix(".json"), log, indent=1)
 
 
-def results_table(result: dict) -> str:
-    """Markdown: per recipe and seed, minutes to 70% and 75% held-out at length 128, and the final accuracy."""
-    lines = ["| recipe | seed | minutes to 70% | minutes to 75% | accuracy at the end of the budget |",
-             "|---|---|---|---|---|"]
-    fmt = lambda s: "not reached" if s is None else f"{s / 60:.1f}"  # noqa: E731
-    for r in result["runs"]:
-        lines.append(f"| {r['recipe']} | {r['seed']} | {fmt(r['seconds_to_70'])} | {fmt(r['seconds_to_75'])} | "
-                     f"{r['final_accuracy']:.1%} |")
-    return "\n".join(lines)
-
-
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -167,6 +154,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every run)")
     parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
     parser.add_argument("--save", help="write the trained model here (a checkpoint; one recipe and one seed only)")
+    parser.add_argument("--save-dir", help="write every run's model into this folder, as RECIPE-sSEED.pt with its log")
     args = parser.parse_args(argv)
     out = output_file(parser, "--out", args.out)
     save = None if args.save is None else output_file(parser, "--save", args.save)
@@ -174,6 +162,9 @@ def main(argv=None) -> dict:
         parser.error("--save keeps one model: give one recipe and one seed with it")
     if save is not None and save.with_suffix(".json").resolve() == out.resolve():
         parser.error(f"--save {save} writes its log to {save.with_suffix('.json')}, which is --out: name them apart")
+    save_dir = None if args.save_dir is None else output_folder(parser, "--save-dir", args.save_dir)
+    if save is not None and save_dir is not None:
+        parser.error("give --save (one model) or --save-dir (every run's), not both")
     if not args.minutes > 0 or not args.eval_seconds > 0:
         parser.error("--minutes and --eval-seconds must be positive")
     runs, commands = [], []
@@ -191,7 +182,8 @@ def main(argv=None) -> dict:
             if any(r["recipe"] == recipe and r["seed"] == seed and r["minutes"] == args.minutes for r in runs):
                 continue
             print(f"speedrun: {recipe}, seed {seed}, {args.minutes} min", file=sys.stderr, flush=True)
-            runs.append(run(recipe, seed, args.minutes, args.eval_seconds, data, preset, save, command))
+            target = save if save_dir is None else save_dir / f"{recipe}-s{seed}.pt"
+            runs.append(run(recipe, seed, args.minutes, args.eval_seconds, data, preset, target, command))
             result = {"commands": commands + [command], "date": today(), "machine": machine(),
                       "preset": args.preset, "eval_length": EVAL_LENGTH, "runs": runs}
             write_json(out, result, indent=1)

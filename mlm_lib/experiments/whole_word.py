@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from ..checkpoints import save_checkpoint
+from ..course.results import whole_word_report
 from ..curriculum import LengthSchedule, fixed, linear
 from ..model import MODEL_SIZES, BertConfig, BertForMLM
 from ..training import TrainConfig, evaluate, train, word_mates_accuracy
@@ -93,16 +94,6 @@ def summary(runs: list[dict]) -> dict:
     return out
 
 
-def report(result: dict) -> str:
-    lines = [f"{'objective':>12} {'seeds':>5} {'pieces: acc':>11} {'words: acc':>10} {'words: word acc':>15} "
-             f"{'mates visible':>13} {'mates masked':>12}"]
-    for objective, e in result["summary"].items():
-        lines.append(f"{objective:>12} {e['seeds']:>5} {e['pieces_masked_accuracy']:>11.1%} "
-                     f"{e['words_masked_accuracy']:>10.1%} {e['words_masked_word_accuracy']:>15.1%} "
-                     f"{e['mates_visible']:>13.1%} {e['mates_masked']:>12.1%}")
-    return "\n".join(lines)
-
-
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--preset", default="full", choices=sorted(PRESETS))
@@ -155,7 +146,7 @@ def main(argv=None) -> dict:
             if out is not None:
                 write_json(out, result)
             print(f"done: {objective}, seed {seed} ({result['wall_seconds'] / 60:.1f} min)", flush=True)
-    print(report(result))
+    print(whole_word_report(result))
     return result
 
 

@@ -1,0 +1,207 @@
+"""The shipped experiment results as the tables the notebooks and docs/ show, one function per experiment.
+
+Each results file (`mlm_lib/course/assets/results/`, made by a command of `mlm_lib.experiments`, which prints
+the same table when it ends) has its table here, so that a notebook shows it without importing a command, and
+the tests keep every table written in docs/ equal to what its file gives.
+"""
+from __future__ import annotations
+
+from ..finetune import LEARNING_RATES
+
+# roberta_table's columns per experiment: (held-out set, figure, header)
+ROBERTA_COLUMNS = {
+    "nsp": [("pairs", "loss", "masked loss, pairs"), ("segments", "loss", "masked loss, single segments"),
+            ("pairs", "nsp_accuracy", "sentence head on NSP pairs"),
+            ("sop_pairs", "nsp_accuracy", "sentence head on SOP pairs")],
+    "masking": [("segments", "loss", "masked loss"), ("segments", "accuracy", "masked accuracy")],
+    "rate": [("segments", "loss", "masked loss at 15%"), ("segments", "accuracy", "masked accuracy at 15%")],
+}
+
+
+def curriculum_report(result: dict) -> str:
+    """A plain-text table of the summary, as printed by the command."""
+    summary = result["summary"]
+    header = (f"{'schedule':>24} {'seeds':>5} {'mid loss':>9} {'final loss':>10} {'final acc':>9} "
+              f"{'minutes':>7} {'tokens to reach':>16}")
+    lines = [header]
+    for label, e in summary["schedules"].items():
+        reach = (f"{e['token_ratio']:.2f}x of {summary['baseline']}" if e["token_ratio"] is not None
+                 else ("-" if label == summary["baseline"] else "never"))
+        lines.append(f"{label:>24} {len(e['seeds']):>5} {e['mid_loss']:>9.3f} {e['final_loss']:>10.3f} "
+                     f"{e['final_accuracy']:>9.1%} {e['seconds'] / 60:>7.1f} {reach:>16}")
+    return "\n".join(lines)
+
+
+def whole_word_report(result: dict) -> str:
+    """A plain-text table of the whole-word experiment's summary, as printed by the command."""
+    lines = [f"{'objective':>12} {'seeds':>5} {'pieces: acc':>11} {'words: acc':>10} {'words: word acc':>15} "
+             f"{'mates visible':>13} {'mates masked':>12}"]
+    for objective, e in result["summary"].items():
+        lines.append(f"{objective:>12} {e['seeds']:>5} {e['pieces_masked_accuracy']:>11.1%} "
+                     f"{e['words_masked_accuracy']:>10.1%} {e['words_masked_word_accuracy']:>15.1%} "
+                     f"{e['mates_visible']:>13.1%} {e['mates_masked']:>12.1%}")
+    return "\n".join(lines)
+
+
+def roberta_table(result: dict) -> str:
+    """The Markdown table of a results file that docs/ and results/README.md show (a test keeps them equal):
+    per variant, the final held-out figures, mean over seeds with each seed's in brackets."""
+    columns = ROBERTA_COLUMNS[result["experiment"]]
+    lines = ["| variant | seeds | " + " | ".join(c[2] for c in columns) + " |", "|" + "---|" * (len(columns) + 2)]
+    for name in result["summary"]:
+        runs = [r for r in result["runs"] if r["variant"] == name]
+        cells = []
+        for set_name, key, _ in columns:
+            each = [r["history"][f"val_{set_name}"][-1].get(key) for r in runs]
+            if any(v is None for v in each):
+                cells.append("—")
+                continue
+            fmt = (lambda v: f"{v:.3f}") if key == "loss" else (lambda v: f"{v:.1%}")
+            mean = sum(each) / len(each)
+            cells.append(fmt(mean) + (f" ({' / '.join(fmt(v) for v in each)})" if len(each) > 1 else ""))
+        lines.append(f"| {name} | {len(runs)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def sentence_head_table(result: dict) -> str:
+    """The Markdown table docs/ and results/README.md show (a test keeps them equal to the file): the sentence
+    head's final accuracy on each set, mean over seeds with each seed's in brackets."""
+    names = [k[4:] for k in result["runs"][0]["history"] if k.startswith("val_")]  # the held-out sets, in order
+    lines = ["| variant | seeds | " + " | ".join(names) + " |", "|" + "---|" * (len(names) + 2)]
+    for variant in result["summary"]:
+        runs = [r for r in result["runs"] if r["variant"] == variant]
+        cells = []
+        for set_name in names:
+            each = [r["history"][f"val_{set_name}"][-1]["nsp_accuracy"] for r in runs]
+            cells.append(f"{sum(each) / len(each):.1%}" + (f" ({' / '.join(f'{v:.1%}' for v in each)})"
+                                                            if len(each) > 1 else ""))
+        lines.append(f"| {variant} | {len(runs)} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def finetune_table(result: dict) -> str:
+    """The Markdown table docs/ and results/README.md show (a test keeps them equal): test accuracy per learner
+    (rows) and label budget (columns), mean over seeds with each seed's in brackets."""
+    runs = result["runs"]
+    learners = list(dict.fromkeys(r["method"] for r in runs))
+    budgets = list(dict.fromkeys(r["examples"] for r in runs))
+    lines = ["| learner | " + " | ".join(f"{n:,} labels" for n in budgets) + " |", "|" + "---|" * (len(budgets) + 1)]
+    for m in learners:
+        cells = []
+        for n in budgets:
+            each = [r["test"]["accuracy"] for r in runs if r["method"] == m and r["examples"] == n]
+            cells.append(f"{sum(each) / len(each):.1%}" + (f" ({' / '.join(f'{a:.1%}' for a in each)})" if len(each) > 1 else ""))
+        lines.append(f"| {m} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def finetune_sweep_table(result: dict) -> str:
+    """The learning-rate experiment as Markdown: mean validation accuracy (over its budgets) per learner and rate;
+    the chosen rate in bold."""
+    rates = sorted({r["lr"] for r in result["runs"]})
+    lines = ["| learner | " + " | ".join(f"{lr:g}" for lr in rates) + " |", "|" + "---|" * (len(rates) + 1)]
+    for method in result["learning_rates"]:
+        cells = []
+        for lr in rates:
+            each = [r["validation"]["accuracy"] for r in result["runs"] if r["method"] == method and r["lr"] == lr]
+            cell = f"{sum(each) / len(each):.1%}" if each else ""
+            cells.append(f"**{cell}**" if each and LEARNING_RATES[method] == lr else cell)
+        lines.append(f"| {method} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def mlm_vs_ltr_table(result: dict) -> str:
+    """The Markdown table docs/ and results/README.md show (a test keeps them equal): fine-tuned test accuracy
+    by pretraining steps, mean over fine-tuning seeds with each seed's in brackets."""
+    steps = list(dict.fromkeys(r["pretraining_steps"] for r in result["finetuned"]))
+    lines = ["| pretrained with | " + " | ".join(f"{s:,} steps" for s in steps) + " |", "|" + "---|" * (len(steps) + 1)]
+    for objective in dict.fromkeys(r["objective"] for r in result["finetuned"]):
+        cells = []
+        for s in steps:
+            each = [r["accuracy"] for r in result["finetuned"] if r["objective"] == objective and r["pretraining_steps"] == s]
+            cells.append(f"{sum(each) / len(each):.1%} ({' / '.join(f'{a:.1%}' for a in each)})" if each else "—")
+        lines.append(f"| {objective} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def scaling_table(result: dict) -> str:
+    """The Markdown table of a results file that docs/results-part1.md and notebook 05 show (a test keeps them equal)."""
+    lines = ["| processes x threads | tokens/s (median of rounds) | vs 1 process x 1 thread |", "|---|---|---|"]
+    for s in result["summary"]:
+        ratio = f"{s['vs_one_thread']:.2f}x" if s["vs_one_thread"] else "—"
+        lines.append(f"| {s['processes']} x {s['threads']} | {s['tokens_per_s']:,.0f} | {ratio} |")
+    return "\n".join(lines)
+
+
+def speedrun_table(result: dict) -> str:
+    """Markdown: per recipe and seed, minutes to 70% and 75% held-out at length 128, and the final accuracy."""
+    lines = ["| recipe | seed | minutes to 70% | minutes to 75% | accuracy at the end of the budget |",
+             "|---|---|---|---|---|"]
+    fmt = lambda s: "not reached" if s is None else f"{s / 60:.1f}"  # noqa: E731
+    for r in result["runs"]:
+        lines.append(f"| {r['recipe']} | {r['seed']} | {fmt(r['seconds_to_70'])} | {fmt(r['seconds_to_75'])} | "
+                     f"{r['final_accuracy']:.1%} |")
+    return "\n".join(lines)
+
+
+def electra_pretraining_table(result: dict) -> str:
+    """Markdown: each pretraining of the ELECTRA experiment (notebook 15) with its own objective's held-out figures
+    at the bell: the masked LM's accuracy at BERT's 15%; ELECTRA's discriminator accuracy, AUC and generator
+    accuracy; steps in the budget."""
+    lines = ["| pretraining | seed | minutes | steps | held-out figures at the bell |", "|---|---|---|---|---|"]
+    for r in result["pretrained"]:
+        f = r["final"]
+        if r["objective"] == "mlm":
+            figures = f"masked accuracy {f['accuracy']:.1%} (loss {f['loss']:.3f})"
+        else:
+            figures = (f"discriminator: AUC {f['auc']:.3f}, accuracy {f['accuracy']:.1%} ({f['replaced']:.1%} of "
+                       f"positions replaced); generator: masked accuracy {f['generator_accuracy']:.1%}")
+        lr = f", lr {r['lr']:g}" if "lr" in r else ""
+        lines.append(f"| {r['objective']}{lr} | {r['seed']} | {r['minutes']:g} | {r['steps']:,} | {figures} |")
+    return "\n".join(lines)
+
+
+def electra_finetune_table(result: dict) -> str:
+    """Markdown: fine-tuned test accuracy per learner and label budget, the masked LM's encoder against ELECTRA's
+    discriminator: mean over every pretraining and fine-tuning seed ± its standard error, the pretraining seeds'
+    means in brackets."""
+    summary = result["summary"]
+    budgets = sorted({int(k.rsplit(" | ", 1)[1]) for k in summary})
+    learners = list(dict.fromkeys(k.split(" | ")[1] for k in summary))
+    lines = ["| learner | labels | " + " | ".join(dict.fromkeys(k.split(" | ")[0] for k in summary)) + " |"]
+    objectives = list(dict.fromkeys(k.split(" | ")[0] for k in summary))
+    lines.append("|" + "---|" * (len(objectives) + 2))
+    for learner in learners:
+        for budget in budgets:
+            cells = []
+            for objective in objectives:
+                e = summary.get(f"{objective} | {learner} | {budget}")
+                if e is None:
+                    cells.append("—")
+                    continue
+                se = f" ± {e['standard_error']:.1%}" if e["standard_error"] is not None else ""
+                seeds = " / ".join(f"{v:.1%}" for v in e["by_pretraining_seed"].values())
+                cells.append(f"{e['test_accuracy']:.1%}{se} ({seeds})")
+            lines.append(f"| {learner} | {budget} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def modern_table(result: dict, baseline: str = "bert-40%") -> str:
+    """Markdown: the modern-encoder ablation (notebook 16), one row per recipe: steps in the budget and held-out
+    accuracy on the whole held-out text at 128 at the bell, per seed and mean, and the difference from `baseline`
+    (same seeds, same day)."""
+    recipes = list(dict.fromkeys(r["recipe"] for r in result["runs"]))
+    seeds = sorted({r["seed"] for r in result["runs"]})
+    base = {r["seed"]: r["final_accuracy"] for r in result["runs"] if r["recipe"] == baseline}
+    lines = ["| recipe | steps (mean) | " + " | ".join(f"seed {s}" for s in seeds) + f" | mean | vs {baseline} |",
+             "|" + "---|" * (len(seeds) + 4)]
+    for recipe in recipes:
+        runs = {r["seed"]: r for r in result["runs"] if r["recipe"] == recipe}
+        accs = [runs[s]["final_accuracy"] for s in seeds if s in runs]
+        steps = sum(runs[s]["history"]["steps"][-1] for s in runs) / len(runs)
+        diffs = [runs[s]["final_accuracy"] - base[s] for s in seeds if s in runs and s in base]
+        diff = "—" if recipe == baseline or not diffs else f"{100 * sum(diffs) / len(diffs):+.1f} points"
+        lines.append(f"| {recipe} | {steps:,.0f} | " + " | ".join(f"{runs[s]['final_accuracy']:.1%}" if s in runs
+                                                                   else "—" for s in seeds)
+                     + f" | {sum(accs) / len(accs):.1%} | {diff} |")
+    return "\n".join(lines)
