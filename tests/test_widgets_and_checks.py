@@ -109,6 +109,22 @@ def _hf_name(name):
     return f"bert.encoder.layer.{i}.{parts[part]}.{kind}"
 
 
+def _rtd(logits, replaced, mask):  # a right answer to 15's Exercise 2
+    losses = torch.nn.functional.binary_cross_entropy_with_logits(logits, replaced.float(), reduction="none")
+    return (losses * mask).sum() / mask.sum()
+
+
+def _rotate(x, cos, sin):  # a right answer to 16's Exercise 1
+    first, second = x.chunk(2, dim=-1)
+    return x * cos + torch.cat((-second, first), dim=-1) * sin
+
+
+def _formula(c):  # a right answer to 04's Exercise 1, from the configuration alone
+    d, V = c.d_model, c.vocab_size
+    layer = 4 * (d * d + d) + (d * c.d_ff + c.d_ff) + (c.d_ff * d + d) + 4 * d
+    return (V + c.max_len + c.type_vocab_size) * d + 2 * d + c.n_layers * layer + d * d + 3 * d + V + (2 * d if c.pre_ln else 0)
+
+
 def _newton_schulz_unnormalised(x, steps):  # a learner's usual slip: no division by the norm first
     for _ in range(steps):
         gram = x @ x.T
@@ -130,8 +146,10 @@ RIGHT_AND_WRONG = [
      lambda q, k, keep: (q @ k.transpose(-2, -1)).masked_fill(~keep[:, None, :], float("-inf")).softmax(-1), "sqrt"),
     (checks.check_causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).tril(),
      lambda n: torch.ones(n, n, dtype=torch.bool).triu(), "Transposed"),
-    (checks.check_count_parameters, lambda c: BertForMLM(c).num_parameters(),
-     lambda c: BertForMLM(c).num_parameters() + c.vocab_size * c.d_model, "count it once"),
+    (checks.check_merge_heads, lambda t: t.transpose(1, 2).reshape(t.size(0), t.size(2), -1),
+     lambda t: t.permute(0, 2, 3, 1).reshape(t.size(0), t.size(2), -1), "interleaved"),
+    (checks.check_count_parameters, lambda c: _formula(c),
+     lambda c: _formula(c) + c.vocab_size * c.d_model, "count it once"),
     (checks.check_embed, lambda e, ids, types: e(ids, types),
      lambda e, ids, types: e.word(ids) + e.position(torch.arange(ids.size(1))) + e.token_type(types),
      "LayerNorm"),
@@ -197,6 +215,17 @@ RIGHT_AND_WRONG = [
      "is a vector"),
     (checks.check_takes_muon, lambda n, p: n.startswith("layers.") and p.dim() == 2,
      lambda n, p: n.startswith("layers.") and "ff" in n and p.dim() == 2, "Muon is for exactly these"),
+    (checks.check_gumbel_max, lambda lg, u: (lg - torch.log(-torch.log(u))).argmax(-1), lambda lg, u: lg.argmax(-1),
+     "noise was left out"),
+    (checks.check_gumbel_max, lambda lg, u: (lg - torch.log(-torch.log(u))).argmax(-1),
+     lambda lg, u: (lg + torch.log(-torch.log(u))).argmax(-1), "sign is off"),
+    (checks.check_rtd_loss, _rtd, lambda lg, r, m: F_.binary_cross_entropy_with_logits(lg, r.float()), "padding"),
+    (checks.check_rtd_loss, _rtd, lambda lg, r, m: _rtd(lg, 1 - r, m), "upside down"),
+    (checks.check_rotate, _rotate, lambda x, c, s: x * c, "Only the cosine"),
+    (checks.check_rotate, _rotate, lambda x, c, s: x * c + torch.cat((x.chunk(2, -1)[1], -x.chunk(2, -1)[0]), -1) * s,
+     "wrong way"),
+    (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x).chunk(2, -1)[0]) * wi(x).chunk(2, -1)[1]),
+     lambda x, wi, wo: wo(wi(x).chunk(2, -1)[0] * F_.gelu(wi(x).chunk(2, -1)[1])), "GELU went on the gate"),
 ]
 
 
@@ -325,8 +354,26 @@ WRONG_ANSWERS = [
     (checks.check_causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1), "diagonal is missing"),
     (checks.check_count_parameters, lambda c: c.hidden_size, "fields are vocab_size"),
     (checks.check_count_parameters,
-     lambda c: BertForMLM(c).num_parameters() - (2 * c.d_model if c.pre_ln else 0), "pre_ln=True adds"),
-    (checks.check_count_parameters, lambda c: BertForMLM(c).num_parameters() - 2 * c.d_model, "LayerNorm is missing"),
+     lambda c: _formula(c) - (2 * c.d_model if c.pre_ln else 0), "pre_ln=True adds"),
+    (checks.check_count_parameters, lambda c: _formula(c) - 2 * c.d_model, "LayerNorm is missing"),
+    # issue 35: answers that were accepted, or got a hint that did not fit
+    (checks.check_count_parameters, lambda c: BertForMLM(c).num_parameters(), "from the configuration alone"),
+    (checks.check_expected_counts, lambda n, s, m, r: tuple(round(x) for x in (n * s * m, n * s * r, n * s * (1 - m - r))),
+     "need not be a whole number"),
+    (checks.check_attention_weights,
+     lambda q, k, keep: (q @ k.transpose(-2, -1) / 4).masked_fill(~keep, float("-inf")).softmax(-1), "broadcasting"),
+    (checks.check_attention_weights,
+     lambda q, k, keep: (q @ k.transpose(-2, -1) / 4).masked_fill(~keep.unsqueeze(-1), float("-inf")).softmax(-1),
+     "\\(batch, 1, m\\)"),
+    (checks.check_lr_at, lambda s, w, t, b: (s + 1) / w if s < w else max(0.0, (t - s) / (t - w)), "multiply it by"),
+    (checks.check_top_k, lambda lg, toks, k: [(i, v) for v, i in zip(*lg.softmax(-1).topk(k))], "You returned ids"),
+    (checks.check_masked_loss, lambda lg, lb: F_.cross_entropy(lg[lb != 0], lb[lb != 0]), "A label of 0"),
+    (checks.check_masked_loss, lambda lg, lb: F_.cross_entropy(lg[lb != -100], lb[lb != -100], reduction="sum"),
+     "the sum over"),
+    (checks.check_masked_loss, lambda lg, lb: -lg[lb != -100].gather(-1, lb[lb != -100][:, None]).mean(),
+     "log-probability"),
+    (checks.check_merge_heads, lambda t: t.reshape(t.size(0), t.size(2), -1), "mixed up"),
+    (checks.check_merge_heads, lambda t: t.transpose(1, 2).view(t.size(0), t.size(2), -1), "reshape"),
     (checks.check_embed, lambda e, ids, t: e.norm(e.word(ids) + e.position(ids) + e.token_type(t)), "by \\*position"),
     (checks.check_embed, lambda e, ids, t: e.norm(e.word(ids) + e.position(torch.arange(len(ids))) + e.token_type(t)),
      "len\\(ids\\) is the batch size"),
@@ -379,7 +426,7 @@ def test_wordpiece_views_and_widgets():
     with pytest.raises(ValueError, match="cannot spell"):
         masking_view("naïve 🙂", tok)
     model = BertForMLM(BertConfig(vocab_size=tok.vocab_size, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_len=48))
-    html, fig, predictions = wordpiece_prediction_view(model, tok, text, rate=0.3, seed=2, focus=1)
+    html, fig, predictions = wordpiece_prediction_view(model, tok, text, select_prob=0.3, seed=2, focus=1)
     ids, words = tok.encode(text, return_word_ids=True)
     blanks = {p.position for p in predictions}
     assert all({i for i in range(len(ids)) if words[i] == words[p]} <= blanks for p in blanks)  # whole words

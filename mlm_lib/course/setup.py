@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import platform
 import random
+import time
 import warnings
 from pathlib import Path
 
@@ -36,12 +37,29 @@ def usable_cpus() -> int:
     return cpus
 
 
-def busy_cpus() -> float:
-    """How many CPUs other work keeps busy: the 1-minute load average (0 where the system has none)."""
+def _busy_ticks() -> tuple[int, int]:
+    """(CPU ticks spent busy by the whole machine, by this process and its children), from Linux's /proc."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    machine = sum(fields) - fields[3] - (fields[4] if len(fields) > 4 else 0)  # all but idle and iowait
+    own = [int(x) for x in Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[11:15]]
+    return machine, sum(own)
+
+
+def busy_cpus(interval: float = 0.5) -> float:
+    """How many CPUs *other* work keeps busy right now: measured over `interval` seconds from /proc on Linux (the
+    machine's busy time less this process's own), else the 1-minute load average (which also counts work that
+    has just ended, such as the notebook run before this one)."""
     try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return 0.0
+        start, t0 = _busy_ticks(), time.monotonic()
+        time.sleep(interval)
+        end, t1 = _busy_ticks(), time.monotonic()
+        ticks = os.sysconf("SC_CLK_TCK")
+        return max(0.0, ((end[0] - start[0]) - (end[1] - start[1])) / ticks / (t1 - t0))
+    except (OSError, ValueError, IndexError, AttributeError):
+        try:
+            return os.getloadavg()[0]
+        except (AttributeError, OSError):
+            return 0.0
 
 
 def setup_notebook(seed: int = 0, *, threads: int | None = None, dpi: int = 80) -> None:

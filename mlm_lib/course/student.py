@@ -71,20 +71,51 @@ def nbgrader_metadata(kind: str, grade_id: str) -> dict:
     return meta
 
 
+SOLUTION_MARKER = "*Solution (click to expand) — try your own answer first.*"
+FOLD_TAG = "hide-input"  # the book (MyST) folds a cell with this tag; JupyterLab reads `jupyter.source_hidden`
+
+
+def _is_marker(cell) -> bool:
+    return cell["cell_type"] == "markdown" and "".join(cell["source"]).strip() == SOLUTION_MARKER
+
+
+def _marker_cell(number: int) -> dict:
+    return {"cell_type": "markdown", "id": f"solution-{number}", "metadata": {}, "source": [SOLUTION_MARKER]}
+
+
 def mark_for_nbgrader(nb, prefix: str):
-    """A copy of `nb` whose solution and check cells carry nbgrader metadata (ids `PREFIX-exN-...`)."""
+    """A copy of `nb` ready for both kinds of learners: every solution cell and check cell carries nbgrader
+    metadata (ids `PREFIX-exN-...`), and every solution is folded (JupyterLab's hidden-source metadata, the
+    book's `hide-input` tag) under a one-line "Solution (click to expand)" marker, so that someone studying
+    alone meets the exercise before its answer. nbval, nbgrader and papermill run folded cells as usual."""
     nb = copy.deepcopy(nb)
+    found = exercises(nb)
+    for n, (solution, _) in reversed(list(enumerate(found, start=1))):  # from the end: indices stay valid
+        if solution == 0 or not _is_marker(nb["cells"][solution - 1]):
+            nb["cells"].insert(solution, _marker_cell(n))
     for n, (solution, check) in enumerate(exercises(nb), start=1):
-        nb["cells"][solution]["metadata"]["nbgrader"] = nbgrader_metadata("solution", f"{prefix}-ex{n}-solution")
+        cell = nb["cells"][solution]
+        cell["metadata"]["nbgrader"] = nbgrader_metadata("solution", f"{prefix}-ex{n}-solution")
+        cell["metadata"].setdefault("jupyter", {})["source_hidden"] = True
+        tags = cell["metadata"].setdefault("tags", [])
+        if FOLD_TAG not in tags:
+            tags.append(FOLD_TAG)
         nb["cells"][check]["metadata"]["nbgrader"] = nbgrader_metadata("check", f"{prefix}-ex{n}-check")
+        nb["cells"][solution - 1]["id"] = f"solution-{n}"
     return nb
 
 
 def student_notebook(nb):
-    """A copy of `nb` with solutions stubbed and every output and execution count cleared."""
+    """A copy of `nb` with solutions stubbed (and unfolded, without their markers) and every output and
+    execution count cleared."""
     nb = nbformat.from_dict(copy.deepcopy(nb))
+    nb.cells = [cell for cell in nb.cells if not _is_marker(cell)]
     for cell in nb.cells:
         if cell.cell_type == "code":
+            if BEGIN in cell.source:
+                cell.metadata.get("jupyter", {}).pop("source_hidden", None)
+                if FOLD_TAG in cell.metadata.get("tags", []):
+                    cell.metadata["tags"].remove(FOLD_TAG)
             cell.source = strip_solutions(cell.source)
             cell.outputs, cell.execution_count = [], None
     nb.metadata.pop("widgets", None)

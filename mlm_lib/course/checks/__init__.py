@@ -9,7 +9,7 @@ from ._common import ExerciseError
 from .nb00_overview import check_blank_positions, check_fill_in
 from .nb01_data_and_tokens import check_unigram_loss, check_make_windows
 from .nb02_masking import check_expected_counts, check_make_labels
-from .nb03_attention import check_attention_weights, check_causal_mask
+from .nb03_attention import check_attention_weights, check_causal_mask, check_merge_heads
 from .nb04_encoder import check_count_parameters, check_embed
 from .nb05_training import check_masked_loss, check_lr_at
 from .nb06_predictions import check_top_k, check_mask_positions
@@ -21,6 +21,8 @@ from .nb11_fine_tuning import check_mean_pool, check_verse_or_prose
 from .nb12_hugging_face import check_hf_name, check_with_mask
 from .nb13_mlm_vs_ltr import check_next_token_loss, check_next_token_pair
 from .nb14_speedrun import check_newton_schulz, check_takes_muon
+from .nb15_electra import check_gumbel_max, check_rtd_loss
+from .nb16_modern_encoder import check_geglu, check_rotate
 
 __all__ = [
     "ExerciseError",
@@ -32,6 +34,7 @@ __all__ = [
     "check_make_labels",
     "check_attention_weights",
     "check_causal_mask",
+    "check_merge_heads",
     "check_count_parameters",
     "check_embed",
     "check_masked_loss",
@@ -55,4 +58,8 @@ __all__ = [
     "check_next_token_loss",
     "check_newton_schulz",
     "check_takes_muon",
+    "check_gumbel_max",
+    "check_rtd_loss",
+    "check_rotate",
+    "check_geglu",
 ]

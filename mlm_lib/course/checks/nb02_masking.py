@@ -11,7 +11,7 @@ from ._common import ExerciseError, _call, _ok, _tensor
 def check_expected_counts(fn) -> None:
     """fn(n_tokens, select_prob, mask_prob, random_prob) -> (n_mask, n_random, n_unchanged) expected,
     counted by what was decided for each selected position."""
-    for args in ((1000, 0.15, 0.8, 0.1), (5000, 0.3, 0.5, 0.3)):
+    for args in ((1000, 0.15, 0.8, 0.1), (5000, 0.3, 0.5, 0.3), (333, 0.15, 0.8, 0.1)):
         n, s, m, r = args
         expected = (n * s * m, n * s * r, n * s * (1 - m - r))
         got = _call(fn, *args)
@@ -23,8 +23,20 @@ def check_expected_counts(fn) -> None:
             continue
         if len(got) == 3 and math.isclose(got[0], n * m, rel_tol=1e-6):
             raise ExerciseError("Only selected positions are replaced: multiply by select_prob too.")
-        raise ExerciseError(f"For {args} expected {tuple(round(x, 3) for x in expected)}, got {got}. The three "
-                            "outcomes split the n * select_prob selected positions as m, r and 1 - m - r.")
+        if len(got) == 3 and all(abs(a - b) < 1 and a == int(a) for a, b in zip(got, expected)):
+            raise ExerciseError(f"For {args} you gave whole numbers {got}; the expected counts are "
+                                f"{tuple(round(x, 3) for x in expected)}. An expectation is an average over many "
+                                "draws, so it need not be a whole number: do not round it.")
+        if len(got) != 3:
+            raise ExerciseError(f"Return three numbers (n_mask, n_random, n_unchanged), got {len(got)}.")
+        wrong = [name for name, a, b in zip(("[MASK]", "random", "unchanged"), got, expected)
+                 if not math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)]
+        if wrong == ["unchanged"]:
+            raise ExerciseError(f"For {args} the unchanged count is off ({got[2]:g}, expected {expected[2]:g}): the "
+                                "unchanged share is what [MASK] and random leave of the selected positions.")
+        raise ExerciseError(f"For {args} expected {tuple(round(x, 3) for x in expected)}, got {got}: the "
+                            f"{' and '.join(wrong)} count{'s are' if len(wrong) > 1 else ' is'} off. How many "
+                            "positions are selected on average, and what share of those gets each outcome?")
     _ok("Of 1,000 tokens BERT masks 120, randomises 15 and keeps 15, on average.")
 
 

@@ -3,11 +3,16 @@ from __future__ import annotations
 
 import torch
 
-from ._common import ExerciseError, _call, _ok, _tensor
+from ._common import ExerciseError, _call, _learner_line, _ok, _tensor
 
 
 def _transpose_hint(err):
     text = str(err)
+    line = _learner_line(err)
+    if "must match the size" in text and ("keep" in line or "masked_fill" in line or "where" in line):
+        return ("a broadcasting mistake in the mask: `keep` is (batch, m), the scores are (batch, n, m). Give `keep` "
+                "a query axis in the middle, keep[:, None, :] of shape (batch, 1, m), so that it stretches over "
+                "the n queries (keep without it, or keep.unsqueeze(-1), lines up its axes with the wrong ones).")
     if "mat1 and mat2" in text or "must match the size" in text or "Expected size for first two" in text:
         return ("to multiply each query by each key, swap the keys' last two dimensions: k.transpose(-2, -1) "
                 "(k.T would reverse *all* dimensions of a 3-D tensor).")
@@ -47,8 +52,8 @@ def check_attention_weights(fn) -> None:
                             "scores with -inf *before* the softmax.")
     if not torch.allclose(got.sum(-1), torch.ones(2, 5), atol=1e-4):
         raise ExerciseError("Rows do not sum to 1: take the softmax over the last dimension (the keys), dim=-1.")
-    raise ExerciseError("Not the expected weights: softmax((q @ k.transpose(-2, -1)) / sqrt(d), with -inf at the "
-                        "blocked keys, dim=-1).")
+    raise ExerciseError("Not the expected weights. Work one query out by hand: its scores against every key, "
+                        "divided by sqrt(d), the blocked keys set to -inf, then a softmax over the keys.")
 
 
 def check_causal_mask(fn) -> None:
@@ -71,3 +76,33 @@ def check_causal_mask(fn) -> None:
                 raise ExerciseError("Inverted: True must mean 'may attend'.")
         raise ExerciseError(f"For length {n} expected torch.ones(n, n, dtype=torch.bool).tril(), got\n{got.int()}")
     _ok("That is GPT's mask. BERT uses none: every position sees the whole window, in both directions.")
+
+
+def _merge_hint(err):
+    if "view size is not compatible" in str(err):
+        return ("after transpose the numbers are no longer laid out in order in memory, so `view` cannot regroup "
+                "them: use `reshape` (or `.contiguous().view(...)`).")
+    return None
+
+
+def check_merge_heads(fn) -> None:
+    """fn(t (batch, heads, length, d_head)) -> (batch, length, heads * d_head), each position's heads side by side."""
+    g = torch.Generator().manual_seed(0)
+    t = torch.randn(2, 3, 5, 4, generator=g)
+    expected = t.transpose(1, 2).reshape(2, 5, 12)
+    got = _tensor(_call(fn, t.clone(), hint=_merge_hint), "the merged tensor")
+    if got.shape != expected.shape:
+        raise ExerciseError(f"For t of shape (batch 2, heads 3, length 5, d_head 4) expected (2, 5, 12), got "
+                            f"{tuple(got.shape)}: the heads go side by side along the last axis.")
+    if torch.equal(got, expected):
+        _ok("Each position gets its heads' outputs side by side: the inverse of the split in section 5.")
+        return
+    if torch.equal(got, t.reshape(2, 5, 12)):
+        raise ExerciseError("The shape is right but the numbers are mixed up: reshaping (batch, heads, length, d_head) "
+                            "directly cuts across heads and positions. First bring the length axis next to the batch "
+                            "(swap the heads and length axes), then join the last two.")
+    if torch.equal(got, t.permute(0, 2, 3, 1).reshape(2, 5, 12)):
+        raise ExerciseError("The heads are interleaved number by number: keep each head's d_head numbers together, "
+                            "head 0's first (order the axes batch, length, heads, d_head before joining).")
+    raise ExerciseError("Not the merged heads: position i of the result should hold head 0's vector at i, then head "
+                        "1's, and so on.")

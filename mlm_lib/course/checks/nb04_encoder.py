@@ -1,6 +1,8 @@
 """Checks for the exercises of notebook 04 (encoder)."""
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from ...model import BertConfig, BertForMLM, Embeddings
@@ -15,6 +17,24 @@ def _config_hint(err):
     return None
 
 
+@contextlib.contextmanager
+def _no_models():
+    """While active, note every course module built (the learner's function should build none)."""
+    built = []
+    original = torch.nn.Module.__init__
+
+    def noting(self, *args, **kwargs):
+        if type(self).__module__.startswith("mlm_lib.model"):
+            built.append(type(self).__name__)
+        original(self, *args, **kwargs)
+
+    torch.nn.Module.__init__ = noting
+    try:
+        yield built
+    finally:
+        torch.nn.Module.__init__ = original
+
+
 def check_count_parameters(fn) -> None:
     """fn(config: BertConfig) -> the number of parameters of BertForMLM(config)."""
     for kw in ({"d_model": 32, "n_layers": 2, "n_heads": 4, "d_ff": 64, "max_len": 40, "type_vocab_size": 3},
@@ -23,7 +43,13 @@ def check_count_parameters(fn) -> None:
                 "pre_ln": True}):
         config = BertConfig(vocab_size=61, **kw)
         expected = BertForMLM(config).num_parameters()
-        got = _call(fn, config, hint=_config_hint)
+        with _no_models() as built:
+            got = _call(fn, config, hint=_config_hint)
+        if built:
+            raise ExerciseError("Your function built a model (BertForMLM(config) or a part of it) and counted its "
+                                "parameters: that is what this check does to grade you. The exercise asks for the "
+                                "count from the configuration alone: write it as a formula of d_model, d_ff, "
+                                "vocab_size, max_len, ...")
         if got == expected:
             continue
         diff = got - expected if isinstance(got, int) else None

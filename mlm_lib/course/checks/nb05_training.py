@@ -27,6 +27,7 @@ def check_masked_loss(fn) -> None:
     labels = torch.randint(0, 11, (3, 7), generator=g)
     labels[torch.rand(3, 7, generator=g) < 0.6] = -100
     labels[0, 0] = 4
+    labels[1, 1] = 0  # id 0 is a class like any other: only -100 means "no loss"
     expected = F.cross_entropy(logits[labels != -100], labels[labels != -100])
     got = _tensor(_call(fn, logits, labels, hint=_loss_hint), "the loss")
     if got.numel() != 1:
@@ -39,11 +40,25 @@ def check_masked_loss(fn) -> None:
     everywhere = F.cross_entropy(logits.reshape(-1, 11), safe.reshape(-1))
     if torch.allclose(got, everywhere, atol=1e-5):
         raise ExerciseError("That averages over every position: keep only those whose label is not -100.")
-    diluted = F.cross_entropy(logits[labels != -100], labels[labels != -100], reduction="sum") / labels.numel()
+    chosen = labels != -100
+    diluted = F.cross_entropy(logits[chosen], labels[chosen], reduction="sum") / labels.numel()
     if torch.allclose(got, diluted, atol=1e-5):
         raise ExerciseError("Divide by the number of selected positions, not by all of them.")
-    raise ExerciseError(f"Expected {expected.item():.4f}, got {got.item():.4f}. "
-                        "F.cross_entropy(logits[chosen], labels[chosen]) with chosen = labels != -100.")
+    if torch.allclose(got, F.cross_entropy(logits[chosen], labels[chosen], reduction="sum"), atol=1e-4):
+        raise ExerciseError("That is the sum over the selected positions: the loss is their mean, so that it does "
+                            "not grow with the batch.")
+    not_zero = labels != 0
+    if torch.allclose(got, F.cross_entropy(logits[not_zero & chosen], labels[not_zero & chosen]), atol=1e-5):
+        raise ExerciseError("A label of 0 was left out: 0 is an id like any other (here a real class; in many "
+                            "vocabularies an ordinary token). Only -100 means 'no loss here'.")
+    picked = logits[chosen].gather(-1, labels[chosen][:, None]).squeeze(-1)
+    if torch.allclose(got, -picked.mean(), atol=1e-5):
+        raise ExerciseError("That is minus the raw score (logit) of the right token: cross-entropy needs its "
+                            "log-probability, the scores turned into a distribution first (log-softmax).")
+    if torch.allclose(got, -logits[chosen].softmax(-1).gather(-1, labels[chosen][:, None]).mean(), atol=1e-5):
+        raise ExerciseError("That is minus the probability of the right token; the loss is minus its *log*-probability.")
+    raise ExerciseError(f"Expected {expected.item():.4f}, got {got.item():.4f}: the loss is the mean, over the positions "
+                        "whose label is not -100, of minus the log-probability the model gives the right token.")
 
 
 def check_lr_at(fn) -> None:
@@ -64,6 +79,9 @@ def check_lr_at(fn) -> None:
             if s == warmup and math.isclose(got, base * (s + 1) / warmup, rel_tol=1e-6):
                 raise ExerciseError(f"At step {s} = warmup_steps the warm-up is over: warm up while step < "
                                     "warmup_steps (not <=), then decay.")
+            if math.isclose(got, lr_factor(s, warmup, total), rel_tol=1e-6, abs_tol=1e-12) and base != 1:
+                raise ExerciseError(f"At step {s} you returned {got:.6g}, the schedule's multiplier alone: multiply it by "
+                                    f"base_lr ({base}), the peak rate the schedule scales.")
             if s > total and got < 0:
                 raise ExerciseError(f"At step {s}, past total_steps ({total}), the rate went negative ({got:.3g}): "
                                     "never below 0, e.g. max(0.0, ...).")

@@ -19,6 +19,13 @@ def check_top_k(fn) -> None:
         expected = [(tokens[i], float(v)) for v, i in zip(values.tolist(), indices.tolist())]
         got = _call(fn, logits, tokens, k)
         try:
+            raw = [t for t, _ in got]
+        except (TypeError, ValueError):
+            raise ExerciseError("Return a list of (token, probability) pairs.") from None
+        if any(isinstance(t, int) or (isinstance(t, torch.Tensor) and not t.is_floating_point()) for t in raw):
+            raise ExerciseError(f"You returned ids ({[int(t) for t in raw]}), not tokens: look each one up in "
+                                "`tokens` (tokens[i]) so that the pairs read ('e', 0.72), not (9, 0.72).")
+        try:
             got = [(str(t), float(p)) for t, p in got]
         except (TypeError, ValueError):
             raise ExerciseError("Return a list of (token, probability) pairs.") from None
@@ -38,8 +45,8 @@ def check_top_k(fn) -> None:
                 raise ExerciseError("Those are logits, not probabilities: turn them into probabilities with "
                                     "logits.softmax(-1) first.")
             raise ExerciseError("Right tokens, wrong numbers: the probabilities are logits.softmax(-1) at those tokens.")
-        raise ExerciseError(f"Expected {[(t, round(p, 3)) for t, p in expected]}, got {[(t, round(p, 3)) for t, p in got]}. "
-                            "logits.softmax(-1).topk(k) gives values and indices, best first.")
+        raise ExerciseError(f"Expected {[(t, round(p, 3)) for t, p in expected]}, got {[(t, round(p, 3)) for t, p in got]}: "
+                            "the k tokens with the highest probability, best first, each with its probability.")
     _ok("These are the bars of the explorer's chart.")
 
 

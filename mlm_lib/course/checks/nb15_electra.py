@@ -1,0 +1,74 @@
+"""Checks for the exercises of notebook 15 (ELECTRA)."""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ._common import ExerciseError, _call, _ok, _tensor
+
+
+def check_gumbel_max(fn) -> None:
+    """fn(logits (n, V), noise (n, V) uniform in (0, 1)) -> (n,) sampled ids: argmax(logits - log(-log(noise)))."""
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(6, 9, generator=g) * 2
+    noise = torch.rand(6, 9, generator=g).clamp(1e-6, 1 - 1e-6)
+    expected = (logits - torch.log(-torch.log(noise))).argmax(-1)
+    got = _tensor(_call(fn, logits, noise.clone()), "the samples")
+    if got.shape != expected.shape:
+        raise ExerciseError(f"One id per row: expected shape {tuple(expected.shape)}, got {tuple(got.shape)} "
+                            "(take the argmax over the last dimension, the vocabulary).")
+    if got.is_floating_point():
+        raise ExerciseError(f"Return token ids (whole numbers), not {got.dtype}: the argmax's indices, not its values.")
+    if torch.equal(got, expected):
+        rows = torch.tensor([[0.0, 1.0, 2.0]]).expand(30000, 3)
+        drawn = _tensor(_call(fn, rows, torch.rand(30000, 3, generator=g).clamp(1e-6, 1 - 1e-6)), "the samples")
+        counts = torch.bincount(drawn, minlength=3).float()
+        want = rows[0].softmax(0) * 30000
+        if ((counts - want).abs() > 5 * want.sqrt()).any():
+            raise ExerciseError(f"Over 30,000 draws the counts {counts.tolist()} are not softmax's {want.round().tolist()}.")
+        _ok("argmax(logits + Gumbel noise) draws exactly from softmax(logits): a sample without computing the softmax.")
+        return
+    if torch.equal(got, logits.argmax(-1)):
+        raise ExerciseError("That is the most likely token every time (the noise was left out): a sampler must "
+                            "sometimes pick a less likely one.")
+    if torch.equal(got, (logits + noise).argmax(-1)):
+        raise ExerciseError("Uniform noise added as it is: the Gumbel trick needs Gumbel noise, -log(-log(u)).")
+    if torch.equal(got, (logits + torch.log(-torch.log(noise))).argmax(-1)):
+        raise ExerciseError("A sign is off: Gumbel noise is -log(-log(u)), so the logits get minus log(-log(u)).")
+    raise ExerciseError("Not the Gumbel-max sample: for each row, add Gumbel noise made from `noise` to the logits "
+                        "and take the index of the largest.")
+
+
+def check_rtd_loss(fn) -> None:
+    """fn(logits (B, L), replaced (B, L) 0/1, attention_mask (B, L) 0/1) -> mean binary cross-entropy over the
+    real (mask 1) positions."""
+    g = torch.Generator().manual_seed(1)
+    logits = torch.randn(3, 8, generator=g) * 2
+    replaced = (torch.rand(3, 8, generator=g) < 0.2).long()
+    mask = torch.ones(3, 8, dtype=torch.long)
+    mask[2, 5:] = 0
+    losses = F.binary_cross_entropy_with_logits(logits, replaced.float(), reduction="none")
+    expected = (losses * mask).sum() / mask.sum()
+    got = _tensor(_call(fn, logits, replaced, mask), "the loss")
+    if got.numel() != 1:
+        raise ExerciseError(f"Return one number, the mean, not a tensor of shape {tuple(got.shape)}.")
+    got = got.float().reshape(())
+    if math.isclose(got.item(), expected.item(), rel_tol=1e-5, abs_tol=1e-6):
+        _ok("Every real position counts, replaced or not: that is where ELECTRA's extra signal comes from.")
+        return
+    if math.isclose(got.item(), losses.mean().item(), rel_tol=1e-5):
+        raise ExerciseError("The padding positions were counted too: average over the positions where "
+                            "attention_mask is 1 only.")
+    if math.isclose(got.item(), (losses * mask).sum().item(), rel_tol=1e-5):
+        raise ExerciseError("That is the sum: the loss is the mean over the real positions.")
+    sig = F.binary_cross_entropy(torch.sigmoid(logits), 1 - replaced.float(), reduction="none")
+    if math.isclose(got.item(), ((sig * mask).sum() / mask.sum()).item(), rel_tol=1e-4):
+        raise ExerciseError("The targets are upside down: 1 means *replaced*, and a logit above 0 says replaced.")
+    chosen = replaced.bool() | ~replaced.bool()
+    if math.isclose(got.item(), losses[replaced.bool() & mask.bool()].mean().item(), rel_tol=1e-5):
+        raise ExerciseError("Only the replaced positions were scored: the discriminator is judged at every position "
+                            f"({int(chosen.sum())} here, less the padding), the originals included.")
+    raise ExerciseError(f"Expected {expected.item():.4f}, got {got.item():.4f}: binary cross-entropy of each logit "
+                        "against its 0/1 target, averaged over the real positions.")

@@ -1,0 +1,60 @@
+"""Checks for the exercises of notebook 16 (the modern encoder)."""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from ...rope import apply_rope, rope_angles
+from ._common import ExerciseError, _call, _ok, _tensor
+
+
+def check_rotate(fn) -> None:
+    """fn(x (..., L, d), cos (L, d), sin (L, d)) -> x turned pair by pair: pair i is (x[i], x[i + d/2]), turned by
+    its angle (cos and sin hold each angle twice, once per half), as `mlm_lib.rope.apply_rope`."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 7, 8, generator=g)
+    cos, sin = rope_angles(7, 8)
+    expected = apply_rope(x, cos, sin)
+    got = _tensor(_call(fn, x.clone(), cos, sin), "the turned vectors")
+    if got.shape != x.shape:
+        raise ExerciseError(f"A rotation keeps the shape: expected {tuple(x.shape)}, got {tuple(got.shape)}.")
+    if torch.allclose(got, expected, atol=1e-5):
+        _ok("Each pair turned by its position's angle: lengths kept, and q·k now depends on the distance only.")
+        return
+    first, second = x.chunk(2, dim=-1)
+    if torch.allclose(got, x * cos + torch.cat((second, -first), -1) * sin, atol=1e-5):
+        raise ExerciseError("The turn goes the wrong way: the quarter turn of a pair (a, b) is (-b, a), so the first "
+                            "half gets minus the second half.")
+    neighbours = torch.stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2)
+    if torch.allclose(got, x * cos + neighbours * sin, atol=1e-5):
+        raise ExerciseError("Those pairs are neighbours (0, 1), (2, 3): RoFormer's layout. The course (and Hugging "
+                            "Face's ModernBERT) pairs each number with the one half a head away, (i, i + d/2), "
+                            "which is how `cos` and `sin` are laid out.")
+    if torch.allclose(got, x * cos, atol=1e-5):
+        raise ExerciseError("Only the cosine part: a rotation also mixes in the pair's other number, times the sine.")
+    if (got.norm(dim=-1) - x.norm(dim=-1)).abs().max() > 1e-3:
+        raise ExerciseError("The vectors changed length: a rotation keeps it, so something other than a turn happened.")
+    raise ExerciseError("Not the expected rotation: x * cos + (the quarter-turned x) * sin, pair (i, i + d/2) by pair.")
+
+
+def check_geglu(fn) -> None:
+    """fn(x (..., d), w_in (nn.Linear d -> 2f), w_out (nn.Linear f -> d)) -> w_out(gelu(h) * gate), where h and
+    gate are the first and second halves of w_in(x)."""
+    torch.manual_seed(0)
+    w_in, w_out = torch.nn.Linear(6, 10), torch.nn.Linear(5, 6)
+    x = torch.randn(3, 4, 6)
+    h, gate = w_in(x).chunk(2, dim=-1)
+    expected = w_out(F.gelu(h) * gate)
+    got = _tensor(_call(fn, x, w_in, w_out), "the output")
+    if got.shape != expected.shape:
+        raise ExerciseError(f"Expected shape {tuple(expected.shape)} (back to d), got {tuple(got.shape)}: split "
+                            "w_in's output in two halves of f, multiply them, then w_out.")
+    if torch.allclose(got, expected, atol=1e-5):
+        _ok("One half through GELU, scaled by the other half: the gate decides, per number, how much passes.")
+        return
+    if torch.allclose(got, w_out(h * F.gelu(gate)), atol=1e-5):
+        raise ExerciseError("GELU went on the gate: the course (and ModernBERT) puts it on the first half and "
+                            "multiplies by the second as it is.")
+    if torch.allclose(got, w_out(F.gelu(h * gate)), atol=1e-5):
+        raise ExerciseError("GELU after the product: apply it to the first half alone, then multiply by the gate.")
+    raise ExerciseError("Not GeGLU: w_out(gelu(first half of w_in(x)) * second half).")
