@@ -10,7 +10,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 NOTEBOOKS := $(wildcard notebooks/*/[0-9][0-9]_*.ipynb)
 BENCH_OUT ?= runs/bench-2core
 
-.PHONY: lab test test-fast student bench notebooks clean
+.PHONY: lab test test-fast student bench notebooks release-notebooks book clean
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,8 +40,20 @@ bench: $(VENV)/.test-installed        ## training-step throughput against Huggin
 	$(PY) -m mlm_lib.experiments.bench --json $(BENCH_OUT).json | tee $(BENCH_OUT).txt
 	@echo "Written to $(BENCH_OUT).{txt,json}; to update the committed figures: make bench BENCH_OUT=benchmarks/bench-2core"
 
-notebooks: $(VENV)/.test-installed    ## re-execute every notebook in place, top to bottom (outputs are committed)
-	$(VENV)/bin/jupyter nbconvert --to notebook --execute --inplace --ExecutePreprocessor.record_timing=False $(NOTEBOOKS)
+release-notebooks: $(VENV)/.test-installed  ## re-execute every notebook once, in order, on a quiet machine (outputs are committed)
+	$(PY) -m mlm_lib.course.release notebooks
+
+notebooks: release-notebooks
+
+BOOK_VENV ?= .venv-book
+$(BOOK_VENV)/.installed: docs/book-requirements.txt
+	$(PYTHON) -m venv $(BOOK_VENV)
+	$(BOOK_VENV)/bin/python -m pip install -r docs/book-requirements.txt
+	touch $@
+
+BOOK_CHECK ?=
+book: $(BOOK_VENV)/.installed          ## the course as a static HTML book in _build/book/html (the stored notebooks, not re-run)
+	$(BOOK_VENV)/bin/python docs/build_book.py $(BOOK_CHECK)
 
 clean:
-	rm -rf $(VENV) student .pytest_cache
+	rm -rf $(VENV) $(BOOK_VENV) student .pytest_cache _build

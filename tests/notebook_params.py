@@ -17,7 +17,7 @@ SMALL = {
     "04_encoder": {"seed": 1, "d_model": 32, "n_heads": 2, "d_ff": 64, "length": 16, "batch_size": 2},
     "05_training": {"seed": 1, "steps": 40, "tokens_per_batch": 512, "length": 32, "d_model": 32, "n_layers": 1,
                     "n_heads": 2, "d_ff": 64, "eval_every": 20, "hand_steps": 10},
-    "06_predictions": {"seed": 1, "k": 3, "rate": 0.3, "n_windows": 100, "passage": "Friends, Romans, countrymen"},
+    "06_predictions": {"seed": 1, "k": 3, "select_prob": 0.3, "n_windows": 100, "passage": "Friends, Romans, countrymen"},
     "07_curriculum": {"seed": 1, "steps": 40, "tokens_per_batch": 512, "long": 32, "eval_every": 20},
     "08_wordpiece": {"seed": 1, "vocab_size": 1000, "sweep_sizes": [300, 1000]},
     "09_whole_word_masking": {"seed": 1, "n_check_tokens": 200_000, "fallback_steps": 20,
@@ -27,6 +27,8 @@ SMALL = {
     "12_hugging_face": {"seed": 1, "fine_tune_steps": 3, "text": "Friends, Romans, countrymen"},
     "13_mlm_vs_ltr": {"seed": 1, "steps": 10},
     "14_how_fast": {"seed": 1, "steps": 10},
+    "15_electra": {"seed": 1, "diagnosis_steps": 20},
+    "16_modern_encoder": {"seed": 1, "d_head": 8},
 }
 
 # Another language and script, for the "bring your own corpus" runs: a short Korean text written for the
