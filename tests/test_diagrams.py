@@ -227,7 +227,8 @@ def test_electra_diagram_counts_real_replacements():
     shown = ["█" if i in (1, 4, 7) else t for i, t in enumerate(tokens)]
     sampled = ["x" if i in (1, 4) else t for i, t in enumerate(tokens)]
     replaced = [1 if i in (1, 4) else 0 for i in range(len(tokens))]
-    drawn = words(D.electra_diagram(tokens, shown, sampled, replaced, torch.rand(len(tokens))))
+    selected = [i in (1, 4, 7) for i in range(len(tokens))]
+    drawn = words(D.electra_diagram(tokens, shown, sampled, selected, replaced, torch.rand(len(tokens))))
     assert "3 of 12 positions sampled; 2 really replaced" in drawn and "1 sampled back to the original" in drawn
 
 

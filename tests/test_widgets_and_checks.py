@@ -357,6 +357,10 @@ WRONG_ANSWERS = [
      lambda c: _formula(c) - (2 * c.d_model if c.pre_ln else 0), "pre_ln=True adds"),
     (checks.check_count_parameters, lambda c: _formula(c) - 2 * c.d_model, "LayerNorm is missing"),
     # issue 35: answers that were accepted, or got a hint that did not fit
+    (checks.check_unigram_loss, lambda c: -sum(n / sum(c.values()) * math.log(n) for n in c.values()),
+     "log of the counts"),
+    (checks.check_unigram_loss, lambda c: -sum(math.log(n / sum(c.values())) for n in c.values()) / len(c),
+     "weighs the same"),
     (checks.check_count_parameters, lambda c: BertForMLM(c).num_parameters(), "from the configuration alone"),
     (checks.check_expected_counts, lambda n, s, m, r: tuple(round(x) for x in (n * s * m, n * s * r, n * s * (1 - m - r))),
      "need not be a whole number"),

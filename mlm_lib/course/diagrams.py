@@ -859,35 +859,36 @@ def recipe_card(config, name: str, optimizer: str = "AdamW"):
 
 # ---- 15: ELECTRA -------------------------------------------------------------------------------------------
 
-def electra_diagram(tokens, shown_to_generator, sampled, replaced, scores, shown: int = 24):
-    """ELECTRA on one real window: the original tokens, what the generator is shown ([MASK] at the selected
-    positions), its samples there, the discriminator's input (the samples written in) with the positions that
-    are really replaced framed, and the discriminator's probability of "replaced" at every position."""
+def electra_diagram(tokens, shown_to_generator, sampled, selected, replaced, scores, shown: int = 24):
+    """ELECTRA on one real window: the original tokens, what the generator is shown ([MASK] at most selected
+    positions), its samples at every selected position, the discriminator's input (the samples written in) with
+    the positions really replaced in red, and the discriminator's probability of "replaced" at every position."""
     n = min(shown, len(tokens))
     tokens, shown_to_generator, sampled = ([_token(str(t)) for t in x][:n] for x in (tokens, shown_to_generator, sampled))
+    selected = [bool(s) for s in selected][:n]
     replaced = [bool(r) for r in replaced][:n]
     probs = [float(p) for p in scores][:n]
     w = min(0.36, 9.0 / n)
     fig, ax = _canvas(2.4 + w * n + 0.2, 4.5)
     x0 = 2.4
-    masked = [t == "█" for t in shown_to_generator]
     _cells(ax, x0, 3.45, tokens, w=w, label="original", size=9)
     _cells(ax, x0, 2.85, shown_to_generator, w=w, label="generator sees", size=9,
-           colours=[OUTCOME_COLOURS[MASKED] if m else "white" for m in masked])
-    _cells(ax, x0, 2.25, [s if m else "" for s, m in zip(sampled, masked)], w=w, label="generator samples", size=9,
-           colours=[QUIET if m else "white" for m in masked], edge="#dddddd")
-    _cells(ax, x0, 1.65, [s if m else t for s, t, m in zip(sampled, tokens, masked)], w=w,
-           label="discriminator sees", size=9, colours=["#f7c6c6" if r else "white" for r in replaced])
+           colours=[OUTCOME_COLOURS[MASKED] if t == "█" else (QUIET if s else "white")
+                    for t, s in zip(shown_to_generator, selected)])
+    _cells(ax, x0, 2.25, [t if s else "" for t, s in zip(sampled, selected)], w=w, label="generator samples", size=9,
+           colours=[QUIET if s else "white" for s in selected], edge="#dddddd")
+    _cells(ax, x0, 1.65, sampled, w=w, label="discriminator sees", size=9,
+           colours=["#f7c6c6" if r else "white" for r in replaced])
     for i, p in enumerate(probs):
         ax.add_patch(Rectangle((x0 + i * w + 0.04, 0.45), w - 0.08, 0.9 * p, facecolor="#e76f51" if replaced[i] else "#8d99ae"))
     ax.plot([x0, x0 + w * n], [0.45 + 0.45, 0.45 + 0.45], ls="--", color="#999999", lw=0.8)
     ax.text(x0 - 0.12, 0.85, "P(replaced)", ha="right", va="center", fontsize=9)
     ax.text(x0 - 0.12, 0.5, "(dashed: 0.5)", ha="right", va="center", fontsize=8, color="#555555")
-    k = sum(masked)
-    same = sum(1 for m, r in zip(masked, replaced) if m and not r)
+    k = sum(selected)
+    same = sum(1 for s, r in zip(selected, replaced) if s and not r)
     ax.text(0.15, 4.15, f"{k} of {n} positions sampled; {k - same} really replaced (red), {same} sampled back to the "
             "original (labelled original)", fontsize=10, fontweight="bold")
-    ax.text(0.15, 0.12, "the discriminator is scored at every position; the generator only where it saw [MASK]",
+    ax.text(0.15, 0.12, "the discriminator is scored at every position; the generator only at the selected ones",
             fontsize=8.5, color="#555555")
     return fig
 

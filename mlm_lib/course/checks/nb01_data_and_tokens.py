@@ -26,8 +26,15 @@ def check_unigram_loss(fn) -> None:
             raise ExerciseError("That is in bits (log base 2). PyTorch's losses are in nats: use the natural log.")
         if math.isclose(got, math.log(len(counts)), rel_tol=1e-4):
             raise ExerciseError("That is the uniform guess, ln V. Weight each character's -log p by how often it occurs.")
-        raise ExerciseError(f"For counts {counts} expected {expected:.4f} nats, got {got:.4f}. "
-                            "Loss = sum over characters of p(c) * -ln p(c), with p(c) = count / total.")
+        total = sum(counts.values())
+        if math.isclose(got, -sum(n / total * math.log(n) for n in counts.values()), rel_tol=1e-4):
+            raise ExerciseError("That takes the log of the counts: the loss needs the log of the *probabilities*, "
+                                "each count divided by the total first.")
+        if math.isclose(got, -sum(math.log(n / total) for n in counts.values()) / len(counts), rel_tol=1e-4):
+            raise ExerciseError("Every character weighs the same there: a plain average over the vocabulary. In "
+                                "text a character counts as often as it occurs, so weight its -ln p by its probability.")
+        raise ExerciseError(f"For counts {counts} expected {expected:.4f} nats, got {got:.4f}: the average, over the "
+                            "text, of -ln of each character's probability.")
     _ok("The unigram loss is the entropy of the character frequencies.")
 
 
