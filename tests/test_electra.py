@@ -176,3 +176,24 @@ def test_a_tokenizer_without_a_mask_token_is_refused(small_tokenizer):
         train(Electra(BertConfig(vocab_size=small_tokenizer.vocab_size, d_model=16, n_layers=1, n_heads=2, d_ff=32,
                                  max_len=16)), no_mask, ids, ids, TrainConfig(steps=1, schedule=fixed(16)),
               objective=ReplacedTokenDetection(), progress=False)
+
+
+@pytest.mark.slow
+def test_the_electra_command_pretrains_then_fine_tunes_the_saved_models(tmp_path):
+    """The clock-bound half (--no-finetune --save-dir) and the step-bound half (--finetune-saved) as two runs."""
+    from mlm_lib.experiments import electra as command
+
+    out, saved = tmp_path / "e.json", tmp_path / "models"
+    common = ["--seeds", "0", "--minutes", "0.02", "--preset", "smoke", "--out", str(out), "--save-dir", str(saved)]
+    first = command.main([*common, "--no-finetune"])
+    assert [r["objective"] for r in first["pretrained"]] == ["mlm", "electra"] and not first["finetuned"]
+    assert {p.name for p in saved.iterdir()} >= {"mlm-s0.pt", "electra-s0.pt", "electra-s0-generator.pt"}
+    second = command.main([*common, "--resume", "--finetune-saved"])
+    assert {(r["objective"], r["pretrain_seed"]) for r in second["finetuned"]} == {("mlm", 0), ("electra", 0)}
+    assert set(second["summary"]) == {f"{o} | {learner} | 16" for o in ("mlm", "electra")
+                                      for learner in command.LEARNERS}
+    assert len(second["commands"]) == 2
+    again = command.main([*common, "--resume", "--finetune-saved"])  # nothing left to do
+    assert len(again["finetuned"]) == len(second["finetuned"])
+    with pytest.raises(SystemExit):
+        command.main(["--preset", "smoke", "--out", str(tmp_path / "none.json"), "--finetune-saved"])

@@ -17,6 +17,9 @@ pooling, the whole network trained ("pretrained, mean") and with the encoder fro
 fine-tuning seeds each; each learner's learning rate is chosen on the validation plays (seed 0, 200 labels) from
 three, for each pretraining, and the test plays are read once, at the end.
 Results are written after every run (`--resume` keeps them); `--save-dir` keeps every pretrained model.
+`--no-finetune` pretrains only; `--finetune-saved` then fine-tunes the models kept in --save-dir for the
+pretrainings --out holds (so the clock-bound half and the step-bound half can run at different times). The
+`laptop` preset fine-tunes with notebook 11's learning rates (no sweep) and two fine-tuning seeds.
 """
 from __future__ import annotations
 
@@ -31,7 +34,8 @@ import torch
 from ..checkpoints import save_checkpoint
 from ..data import prepare_data
 from ..electra import ELECTRA_MASKING, Electra, ReplacedTokenDetection
-from ..finetune import (LABEL_NAMES, METHODS, TASK_MAX_LEN, encode_examples, evaluate_classifier, fine_tune,
+from ..checkpoints import load_checkpoint
+from ..finetune import (LABEL_NAMES, LEARNING_RATES, METHODS, TASK_MAX_LEN, encode_examples, evaluate_classifier, fine_tune,
                         label_budget, task_splits)
 from ..masking import MaskingConfig
 from ..model import BertConfig, BertForMLM, BertForSequenceClassification
@@ -48,6 +52,9 @@ RATES = {"pretrained, mean": (3e-5, 1e-4, 3e-4), "frozen, mean": (3e-3, 1e-2, 3e
 PRESETS = {
     "full": dict(pretrain=SPEEDRUN_PRESETS["full"], budgets=(50, 200), finetune_seeds=(0, 1, 2), steps=300,
                  batch_size=32, sweep_budget=200, electra_windows=256),
+    # the laptop's afternoon: notebook 11's learning rates (no sweep), two fine-tuning seeds
+    "laptop": dict(pretrain=SPEEDRUN_PRESETS["full"], budgets=(50, 200), finetune_seeds=(0, 1), steps=300,
+                   batch_size=32, rates=LEARNING_RATES, electra_windows=256),
     "smoke": dict(pretrain=SPEEDRUN_PRESETS["smoke"], budgets=(16,), finetune_seeds=(0,), steps=3, batch_size=8,
                   sweep_budget=16, electra_windows=16, test_examples=32),
 }
@@ -137,6 +144,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--electra-lr", type=float, help="ELECTRA's peak learning rate (default the MLM recipe's, "
                         f"{RECIPES['bert-40%']['lr']:g}); the MLM keeps its recipe's")
     parser.add_argument("--no-finetune", action="store_true", help="pretrain and evaluate only (a screen)")
+    parser.add_argument("--finetune-saved", action="store_true",
+                        help="fine-tune the models in --save-dir for the pretrainings in --out (no pretraining)")
     args = parser.parse_args(argv)
     out = output_file(parser, "--out", args.out)
     save_dir = None if args.save_dir is None else output_folder(parser, "--save-dir", args.save_dir)
@@ -162,6 +171,39 @@ def main(argv=None) -> dict:
         result["summary"] = summary(result)
         write_json(out, result, indent=1)
 
+    def finetune_all(encoder, objective: str, seed: int):
+        for learner in LEARNERS:  # the learning rate: the preset's, or chosen on the validation plays once
+            key = f"{objective} | {learner}"
+            if "rates" in settings:
+                result["learning_rates"][key] = settings["rates"][learner]
+            elif key not in result["learning_rates"]:
+                sweep = [finetune(encoder, learner, settings["sweep_budget"], 0, lr, data, settings)
+                         | {"objective": objective, "pretrain_seed": seed, "sweep": True} for lr in RATES[learner]]
+                result["finetuned"] += sweep
+                result["learning_rates"][key] = max(sweep, key=lambda r: r["validation"]["accuracy"])["lr"]
+            for budget in settings["budgets"]:
+                for ft_seed in settings["finetune_seeds"]:
+                    result["finetuned"].append(
+                        finetune(encoder, learner, budget, ft_seed, result["learning_rates"][key], data, settings)
+                        | {"objective": objective, "pretrain_seed": seed})
+
+    if args.finetune_saved:
+        if save_dir is None or not out.exists():
+            parser.error("--finetune-saved fine-tunes the pretrainings of an existing --out from their models in "
+                         "--save-dir: give both")
+        for record in result["pretrained"]:
+            objective, seed = record["objective"], record["seed"]
+            if any((r["objective"], r["pretrain_seed"]) == (objective, seed) for r in result["finetuned"]):
+                continue
+            path = save_dir / f"{objective}-s{seed}.pt"
+            if not path.is_file():
+                parser.error(f"no saved model {path}: run the pretraining with --save-dir {save_dir} first")
+            print(f"electra experiment: fine-tuning {objective}, seed {seed}", file=sys.stderr, flush=True)
+            encoder = load_checkpoint(path).model.eval()
+            finetune_all(encoder, objective, seed)
+            save()
+        return result
+
     if args.electra_lr is not None and not args.electra_lr > 0:
         parser.error("--electra-lr must be positive")
     for seed in args.seeds:  # seed by seed, the objectives in turn
@@ -182,18 +224,7 @@ def main(argv=None) -> dict:
                 result["pretrained"].append(record)
                 save()
                 continue
-            for learner in LEARNERS:  # the learning rate: chosen on the validation plays, once per objective
-                key = f"{objective} | {learner}"
-                if key not in result["learning_rates"]:
-                    sweep = [finetune(encoder, learner, settings["sweep_budget"], 0, lr, data, settings)
-                             | {"objective": objective, "pretrain_seed": seed, "sweep": True} for lr in RATES[learner]]
-                    result["finetuned"] += sweep
-                    result["learning_rates"][key] = max(sweep, key=lambda r: r["validation"]["accuracy"])["lr"]
-                for budget in settings["budgets"]:
-                    for ft_seed in settings["finetune_seeds"]:
-                        result["finetuned"].append(
-                            finetune(encoder, learner, budget, ft_seed, result["learning_rates"][key], data, settings)
-                            | {"objective": objective, "pretrain_seed": seed})
+            finetune_all(encoder, objective, seed)
             result["pretrained"].append(record)
             save()
             final = record["final"]
