@@ -34,7 +34,8 @@ def _close():
 
 
 def words(fig) -> str:
-    return " | ".join(D.texts(fig))
+    """Every text on the figure, line breaks of wrapped titles read as spaces."""
+    return " | ".join(" ".join(t.split()) for t in D.texts(fig))
 
 
 def png_size(fig) -> int:

@@ -205,3 +205,18 @@ def modern_table(result: dict, baseline: str = "bert-40%") -> str:
                                                                    else "—" for s in seeds)
                      + f" | {sum(accs) / len(accs):.1%} | {diff} |")
     return "\n".join(lines)
+
+
+def lengths_table(results: dict) -> str:
+    """Markdown: held-out masked accuracy by window length (the lengths command), one column per model
+    (`results`: {column name: the command's result}); a length the model refuses reads "refused"."""
+    lengths = sorted({int(k) for r in results.values() for k in r["by_length"]})
+    lines = ["| length | " + " | ".join(results) + " |", "|" + "---|" * (len(results) + 1)]
+    for length in lengths:
+        cells = []
+        for r in results.values():
+            figures = r["by_length"].get(str(length))
+            cells.append("—" if figures is None else "refused" if "refused" in figures
+                         else f"{figures['accuracy']:.1%}")
+        lines.append(f"| {length} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
