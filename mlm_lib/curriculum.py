@@ -86,9 +86,10 @@ def linear(short: int, long: int, until: float = 0.5, multiple: int = 8) -> Leng
 
 def run_schedule(schedule: LengthSchedule, tokenizer, train_ids, val_ids, *, seed: int = 0, sizes: dict | None = None,
                  steps: int, tokens_per_batch: int, lr: float, warmup_steps: int, eval_every: int,
-                 eval_windows: int, callback=None, progress: bool = False) -> dict:
+                 eval_windows: int, callback=None, progress: bool = False, stop_at: int | None = None) -> dict:
     """Train a fresh model (the course's sizes unless `sizes`) with `schedule`; return the run: its label, schedule,
-    seed and history. The same seed gives the same initial weights, whatever the schedule, so runs compare."""
+    seed and history. The same seed gives the same initial weights, whatever the schedule, so runs compare.
+    `stop_at` ends the run early at that step, the schedules still planned for `steps` (`train`'s option)."""
     from .model import MODEL_SIZES, BertConfig, BertForMLM  # imported here: training imports this module
     from .training import TrainConfig, train
 
@@ -96,7 +97,8 @@ def run_schedule(schedule: LengthSchedule, tokenizer, train_ids, val_ids, *, see
     model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **(MODEL_SIZES["course"] if sizes is None else sizes)))
     config = TrainConfig(steps=steps, tokens_per_batch=tokens_per_batch, schedule=schedule, lr=lr,
                          warmup_steps=warmup_steps, eval_every=eval_every, eval_windows=eval_windows, seed=seed)
-    history = train(model, tokenizer, train_ids, val_ids, config, callback=callback, progress=progress)
+    history = train(model, tokenizer, train_ids, val_ids, config, callback=callback, progress=progress,
+                    stop_at=stop_at)
     return {"label": schedule.describe(), "schedule": schedule.to_dict(), "seed": seed, "history": history}
 
 

@@ -116,6 +116,10 @@ def test_encoder_diagram_of_a_modern_configuration_has_no_position_table():
     drawn = words(D.encoder_diagram(config))
     assert "position embedding" not in drawn and "RoPE" in drawn and "GeGLU" in drawn
     assert "global every 3" in drawn
+    # ModernBERT's first layer reads the normalised embeddings without its own norm (first_layer_norm=False)
+    assert "not in layer 1" in drawn
+    assert "not in layer 1" not in words(D.encoder_diagram(BertConfig(vocab_size=84, d_model=32, n_layers=2,
+                                                                        n_heads=2, d_ff=64, pre_ln=True)))
 
 
 def test_training_step_reads_the_batch_and_the_schedule(small_tokenizer):

@@ -341,7 +341,8 @@ def encoder_diagram(config):
         if c.global_every > 1:
             attn += f"\n(global every {c.global_every}, else a window of {c.local_window})"
         if c.pre_ln:
-            parts = [("LayerNorm", QUIET), (attn, LAYER), ("+ (residual)", "white"), ("LayerNorm", QUIET),
+            first = "LayerNorm" if c.first_layer_norm else "LayerNorm (not in layer 1: it reads the normalised embeddings)"
+            parts = [(first, QUIET), (attn, LAYER), ("+ (residual)", "white"), ("LayerNorm", QUIET),
                      (ffn, LAYER), ("+ (residual)", "white")]
         else:
             parts = [(attn, LAYER), ("add & LayerNorm", QUIET), (ffn, LAYER), ("add & LayerNorm", QUIET)]

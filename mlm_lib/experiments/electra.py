@@ -31,12 +31,11 @@ import time
 
 import torch
 
-from ..checkpoints import save_checkpoint
+from ..checkpoints import load_checkpoint, save_checkpoint
 from ..data import prepare_data
 from ..electra import ELECTRA_MASKING, Electra, ReplacedTokenDetection
-from ..checkpoints import load_checkpoint
-from ..finetune import (LABEL_NAMES, LEARNING_RATES, METHODS, TASK_MAX_LEN, encode_examples, evaluate_classifier, fine_tune,
-                        label_budget, task_splits)
+from ..finetune import (LABEL_NAMES, LEARNING_RATES, METHODS, TASK_MAX_LEN, encode_examples, evaluate_classifier,
+                        fine_tune, label_budget, task_splits)
 from ..masking import MaskingConfig
 from ..model import BertConfig, BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents

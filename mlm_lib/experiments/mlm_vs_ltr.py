@@ -28,7 +28,7 @@ from ..ltr import NextToken
 from ..model import MODEL_SIZES, BertConfig, BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
 from ..training import MaskedLM, TrainConfig, train
-from ._args import machine, output_file, today, write_json
+from ._args import machine, output_file, today, whole_number, write_json
 
 OBJECTIVES = ("masked", "left-to-right")
 
@@ -42,7 +42,7 @@ PRESETS = {
 }
 
 
-def pretrain(objective: str, data: dict, s: dict, on_checkpoint) -> dict:
+def pretrain(objective: str, data: dict, s: dict, on_checkpoint, stop_at=None) -> dict:
     """Pretrain one model with `objective`; call `on_checkpoint(model, step)` at each of `s["checkpoints"]`.
     Returns the held-out curve: step, tokens, seconds (of pretraining, evaluations and fine-tunings not
     counted), val_loss and val_accuracy at every evaluation."""
@@ -60,7 +60,7 @@ def pretrain(objective: str, data: dict, s: dict, on_checkpoint) -> dict:
             on_checkpoint(model, history["eval_step"][-1])
 
     history = train(model, tokenizer, train_ids, val_ids, config, callback=at_evaluation, progress=False,
-                    objective=MaskedLM() if objective == "masked" else NextToken())
+                    objective=MaskedLM() if objective == "masked" else NextToken(), stop_at=stop_at)
     return {"step": history["eval_step"], "tokens": history["eval_tokens"], "seconds": history["eval_seconds"],
             "val_loss": history["val_loss"], "val_accuracy": history["val_accuracy"]}
 
@@ -83,6 +83,7 @@ def main(argv=None) -> int:
     parser.add_argument("--preset", choices=sorted(PRESETS), default="full")
     parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every fine-tuning)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
+    parser.add_argument("--stop-at", type=whole_number(1), help="end every pretraining at this step, its schedules still planned for the whole run: a quick check of a re-run against the shipped file (python -m mlm_lib.experiments.reproduce)")
     args = parser.parse_args(argv)
     out = output_file(parser, "--out", args.out)
     if out.exists() and not args.overwrite:
@@ -97,7 +98,8 @@ def main(argv=None) -> int:
     command = "python -m mlm_lib.experiments.mlm_vs_ltr " + " ".join(sys.argv[1:] if argv is None else argv)
     result = {"command": command, "date": today(), "machine": machine(), "preset": args.preset,
               "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in s.items()},
-              "objectives": {}, "finetuned": []}
+              "objectives": {}, "finetuned": [],
+              **({"stop_at": args.stop_at} if args.stop_at else {})}
     started = time.perf_counter()
     for objective in OBJECTIVES:
         print(f"pretraining: {objective}", file=sys.stderr, flush=True)
@@ -111,7 +113,7 @@ def main(argv=None) -> int:
                 write_json(out, result)
                 print(f"  step {step}, seed {seed}: test accuracy {record['accuracy']:.3f}", file=sys.stderr, flush=True)
 
-        result["objectives"][objective] = pretrain(objective, data, s, on_checkpoint)
+        result["objectives"][objective] = pretrain(objective, data, s, on_checkpoint, stop_at=args.stop_at)
         result["seconds"] = time.perf_counter() - started
         write_json(out, result)
     return 0

