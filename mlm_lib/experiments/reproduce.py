@@ -150,7 +150,7 @@ def table(report: dict) -> str:
         where = "; ".join(f"`{name}`: {n:,} (at most {rel:.1e} relative)" for name, (n, rel) in differing.items())
         runs = f"{len(c['runs'])} of {len(c['runs']) + len(c['missing'])}" if c["runs"] or c["missing"] else "—"
         if c["stop_at"]:
-            runs += f", first {c['stop_at']:,} steps"
+            runs = (f"{runs}, first" if c["runs"] or c["missing"] else "first") + f" {c['stop_at']:,} steps"
         lines.append(f"| `{entry['shipped']}` | {runs} | {compared:,} | {same:,} | {where or 'none'} |")
     return "\n".join(lines)
 

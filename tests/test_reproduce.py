@@ -1,0 +1,156 @@
+"""The reproduction check (`mlm_lib.experiments.reproduce`): what it compares, what it leaves out, and that a
+command stopped early with --stop-at gives the same first steps as the same command run to its end."""
+import json
+import math
+
+import pytest
+
+from mlm_lib.experiments import curriculum, reproduce
+
+
+def test_numbers_walk_everything_but_the_clock():
+    found = dict(reproduce.numbers({"loss": [1.0, 2.0], "seconds": [3.0], "eval_seconds": [4.0],
+                                    "val": [{"accuracy": 0.5, "wall_seconds": 9.0}], "ok": True, "name": "x"}))
+    assert found == {"loss[0]": 1.0, "loss[1]": 2.0, "val[0].accuracy": 0.5}
+
+
+def test_compare_counts_identical_numbers_and_finds_the_largest_difference():
+    same = reproduce.compare({"a": [1.0, float("nan")]}, {"a": [1.0, float("nan")]})
+    assert same["compared"] == same["identical"] == 2 and same["differing"] == {}
+    moved = reproduce.compare({"a": [1.0, 2.0, 3.0], "b": 1.0}, {"a": [1.0, 2.5, 3.1], "c": 0.0})
+    assert moved["compared"] == 3 and moved["identical"] == 1
+    assert moved["differing"]["a"]["count"] == 2 and moved["differing"]["a"]["at"] == "a[1]"
+    assert math.isclose(moved["differing"]["a"]["largest_relative"], 0.5 / 2.5)
+    assert moved["only_shipped"] == 1 and moved["only_rerun"] == 1
+
+
+def _file(loss, *, stop_at=None, summary=1.0):
+    run = {"label": "fixed 64", "seed": 0, "history": {"loss": loss, "seconds": [0.1] * len(loss)}, "final": summary}
+    return {"runs": [run], "summary": {"x": summary}, "settings": {"steps": 3},
+            **({"stop_at": stop_at} if stop_at else {})}
+
+
+def test_a_stopped_rerun_is_compared_on_its_steps_only():
+    shipped = _file([3.0, 2.0, 1.0], summary=0.7)
+    partial = reproduce.compare_files(shipped, _file([3.0, 2.0], stop_at=2, summary=0.1))
+    assert partial["runs"][0]["compared"] == partial["runs"][0]["identical"] == 2
+    assert partial["rest"]["compared"] == 0  # no summary: the stopped run's is not the experiment's
+    whole = reproduce.compare_files(shipped, _file([3.0, 2.0, 1.5], summary=0.7))
+    # a whole re-run compares the whole run: seed, history and final figures (5 numbers, the last loss moved)
+    assert whole["runs"][0]["compared"] == 5 and whole["runs"][0]["identical"] == 4
+    assert whole["runs"][0]["differing"]["history.loss"]["at"] == "history.loss[2]"
+
+
+def test_a_learning_rate_logged_one_step_later_is_told_apart():
+    shipped = {"runs": [{"label": "a", "seed": 0, "history": {"lr": [2.0, 3.0, 3.0], "loss": [1.0]}}]}
+    rerun = {"runs": [{"label": "a", "seed": 0, "history": {"lr": [1.0, 2.0, 3.0], "loss": [1.0]}}]}
+    run = reproduce.compare_files(shipped, rerun)["runs"][0]
+    assert run["lr_one_step_later"] and run["differing"]["history.lr"]["count"] == 2
+    assert not reproduce.compare_files(shipped, shipped)["runs"][0]["lr_one_step_later"]
+    assert "`lr`: 2 (at most 5.0e-01 relative)" in reproduce.table(
+        {"files": [{"shipped": "x.json", "comparison": reproduce.compare_files(shipped, rerun)}]})
+
+
+def test_fine_tunings_match_by_name_not_by_order():
+    record = lambda steps, seed, acc: {"objective": "masked", "pretraining_steps": steps, "seed": seed,  # noqa: E731
+                                       "accuracy": acc}
+    shipped = {"finetuned": [record(150, 0, 0.5), record(150, 1, 0.6), record(300, 0, 0.7)]}
+    rerun = {"finetuned": [record(150, 1, 0.6), record(150, 0, 0.5)], "stop_at": 150}
+    rest = reproduce.compare_files(shipped, rerun)["rest"]
+    assert rest["compared"] == rest["identical"] == 6  # steps, seed and accuracy of the two both have
+
+
+def test_the_command_refuses_an_odd_number_of_files(tmp_path, capsys):
+    with pytest.raises(SystemExit) as stop:
+        reproduce.main([str(tmp_path / "a.json")])
+    assert stop.value.code == 2 and "in pairs" in capsys.readouterr().err
+
+
+def test_the_command_names_a_file_it_cannot_read(tmp_path, capsys):
+    good = tmp_path / "a.json"
+    good.write_text("{}")
+    with pytest.raises(SystemExit):
+        reproduce.main([str(good), str(tmp_path / "missing.json")])
+    assert "missing.json" in capsys.readouterr().err
+
+
+def test_stop_at_gives_the_first_steps_of_the_whole_run(tmp_path):
+    """The smoke curriculum run to its end, and again stopped at step 7: the first 7 steps are the same numbers,
+    and the report says so (the same holds at full scale: assets/results/reproduced.json)."""
+    whole, part = tmp_path / "whole.json", tmp_path / "part.json"
+    curriculum.main(["--preset", "smoke", "--out", str(whole)])
+    curriculum.main(["--preset", "smoke", "--out", str(part), "--stop-at", "7"])
+    stopped = json.loads(part.read_text())
+    assert stopped["stop_at"] == 7 and "summary" not in stopped
+    assert all(len(r["history"]["step"]) == 7 for r in stopped["runs"])
+    report = reproduce.main([str(whole), str(part), "--out", str(tmp_path / "report.json")])
+    runs = report["files"][0]["comparison"]["runs"]
+    assert len(runs) == 2 and all(r["compared"] > 7 and r["identical"] == r["compared"] for r in runs)
+    assert "first 7 steps" in reproduce.table(report)
+
+
+@pytest.mark.parametrize("command, args, stop", [
+    ("whole_word", ["--preset", "smoke"], 4),
+    ("sentence_head", ["--preset", "smoke", "--variants", "MLM + SOP"], 2),
+    ("mlm_vs_ltr", ["--preset", "smoke"], 4),
+])
+def test_every_stopping_command_repeats_its_first_steps(tmp_path, command, args, stop):
+    """Each command with --stop-at: its stopped run is the whole run's first steps, number for number."""
+    import importlib
+    main = importlib.import_module(f"mlm_lib.experiments.{command}").main
+    whole, part = tmp_path / "whole.json", tmp_path / "part.json"
+    main([*args, "--out", str(whole)])
+    main([*args, "--out", str(part), "--stop-at", str(stop)])
+    assert json.loads(part.read_text())["stop_at"] == stop
+    comparison = reproduce.main([str(whole), str(part)])["files"][0]["comparison"]
+    parts = comparison["runs"] + [comparison["rest"]]
+    assert sum(p["compared"] for p in parts) > stop
+    assert all(p["identical"] == p["compared"] for p in parts), parts
+
+
+def test_a_stopped_whole_word_run_cannot_become_the_shipped_model(tmp_path, capsys):
+    from mlm_lib.experiments import whole_word
+    with pytest.raises(SystemExit):
+        whole_word.main(["--preset", "smoke", "--stop-at", "2", "--save-best", str(tmp_path / "m.pt")])
+    assert "--stop-at" in capsys.readouterr().err
+
+
+def test_a_rerun_of_some_seeds_compares_those_runs_and_not_the_summary():
+    shipped = _file([3.0, 2.0, 1.0], summary=0.7)
+    shipped["runs"].append(dict(shipped["runs"][0], seed=1))
+    rerun = _file([3.0, 2.0, 1.0], summary=0.7)
+    rerun["summary"] = {"x": 0.5}  # a mean over one seed, not two
+    some = reproduce.compare_files(shipped, rerun)
+    assert some["missing"] == [["fixed 64", 1]] and not some["summary_compared"]
+    assert some["runs"][0]["identical"] == some["runs"][0]["compared"] == 5 and some["rest"]["compared"] == 0
+
+
+def test_the_shipped_report_is_the_table_the_results_readme_shows():
+    """assets/results/reproduced.json (made by the command it names) against the README's table and claims."""
+    from pathlib import Path
+    from mlm_lib.course.assets import load_json_results
+    report = load_json_results("reproduced")
+    readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
+    assert "<!-- reproduce -->\n" + reproduce.table(report) + "\n<!-- /reproduce -->" in readme
+    assert report["command"].startswith("python -m mlm_lib.experiments.reproduce ")
+    shipped = {f["shipped"] for f in report["files"]}
+    assert shipped == {"curriculum-full.json", "whole_word.json", "sentence_head.json", "roberta_nsp.json",
+                       "roberta_masking.json", "roberta_rate.json", "mlm_vs_ltr.json"}, "every step-budgeted command"
+    for entry in report["files"]:
+        c = entry["comparison"]
+        parts = c["runs"] + [c["rest"]]
+        assert c["runs"] or c["rest"]["compared"], entry["shipped"]  # something was compared
+        if entry["shipped"] == "whole_word.json":
+            # its vocabulary is retrained by Hugging Face's trainer, whose ties fall in a hash map's order: the
+            # README says the command does not reproduce it, and why (the loop alone was checked on a fixed one)
+            assert any(name.split(".")[-1] == "loss" for p in parts for name in p["differing"])
+            assert "`whole_word.json` is not reproducible by its command" in readme
+            continue
+        for p in parts:  # every difference is one of the two the README explains; losses never differ
+            for name, d in p["differing"].items():
+                if name.split(".")[-1] == "lr":
+                    assert p.get("lr_one_step_later"), (entry["shipped"], name)
+                else:
+                    assert name.split(".")[-1] == "accuracy", (entry["shipped"], name, d)
+                    assert d["largest_relative"] <= 2 ** -23, (entry["shipped"], d)  # one float32 unit
+    assert "bit for bit" in readme
