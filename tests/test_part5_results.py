@@ -55,3 +55,23 @@ def test_the_lengths_of_the_modern_model_are_its_results():
     assert modern["max_len"] == bert["max_len"] == 128
     assert all("refused" in bert["by_length"][k] for k in bert["by_length"] if int(k) > 128)
     assert all("accuracy" in modern["by_length"][k] for k in modern["by_length"])  # no table: measured past 128
+
+
+def test_the_quiet_pair_is_its_results_and_the_prose_quotes_it():
+    """modern-quiet.json: bert-40% and modern again, seed 0, the machine to themselves; the table in the docs is
+    the file's, and the figures the docs and notebook 16 quote are recomputed from it."""
+    pair = load_json_results("modern-quiet")
+    table = modern_table(pair)
+    assert table in DOC and table in ASSETS
+    assert pair["preset"] == "whole" and pair["eval_length"] == 128 and all(r["minutes"] == 15 for r in pair["runs"])
+    runs = runs_by_recipe(pair)
+    assert set(runs) == {"bert-40%", "modern"}
+    bert, modern = runs["bert-40%"], runs["modern"]
+    lead = 100 * (modern["final_accuracy"] - bert["final_accuracy"])
+    for figure in (f"{bert['final_accuracy']:.1%}", f"{modern['final_accuracy']:.1%}", f"{lead:.1f} points",
+                   f"{bert['history']['steps'][-1]:,}", f"{modern['history']['steps'][-1]:,}"):
+        assert figure in DOC and figure in NB16, figure
+    for figure in (f"{modern['history']['accuracy'][0]:.1%}", f"{bert['history']['accuracy'][0]:.1%}",
+                   f"70% after {modern['seconds_to_70'] / 60:.1f} minutes against {bert['seconds_to_70'] / 60:.1f}"):
+        assert figure in DOC, figure
+    assert max(r["final_accuracy"] for r in pair["runs"]) < 0.755 and "Not reached." in NB16
