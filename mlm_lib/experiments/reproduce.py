@@ -15,13 +15,9 @@ import argparse
 import json
 import math
 import re
-import platform
-import time
 from pathlib import Path
 
-import torch
-
-from ._args import output_file, write_json
+from ._args import machine, output_file, today, write_json
 
 # keys that measure the clock or describe the run rather than what it computed
 SKIPPED = ("seconds", "date", "machine", "command")
@@ -178,7 +174,7 @@ def main(argv=None) -> dict:
                       "comparison": compare_files(*loaded)})
     report = {"command": "python -m mlm_lib.experiments.reproduce " + " ".join(args.pairs)
               + (f" --out {args.out}" if args.out else ""),
-              "date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, torch {torch.__version__}",
+              "date": today(), "machine": machine(),
               "files": files}
     print(table(report))
     if out is not None:
