@@ -75,3 +75,84 @@ def test_the_quiet_pair_is_its_results_and_the_prose_quotes_it():
                    f"70% after {modern['seconds_to_70'] / 60:.1f} minutes against {bert['seconds_to_70'] / 60:.1f}"):
         assert figure in DOC, figure
     assert max(r["final_accuracy"] for r in pair["runs"]) < 0.755 and "Not reached." in NB16
+
+
+def test_the_effects_table_compares_each_seed_with_its_own_days_baseline():
+    """Differences are taken inside one file and seed (one day), then averaged: a fast day's higher accuracies
+    do not leak into the other seed's difference."""
+    from mlm_lib.course.results import modern_effects_table
+
+    def day(seed, accuracies):
+        return {"runs": [{"recipe": k, "seed": seed, "final_accuracy": v} for k, v in accuracies.items()]}
+
+    slow = day(0, {"bert-40%": 0.60, "40%+rope": 0.66, "modern": 0.65})
+    fast = day(1, {"bert-40%": 0.72, "40%+rope": 0.74, "modern": 0.75})
+    table = modern_effects_table({"seed 0 (slow)": slow, "seed 1 (fast)": fast})
+    assert table.splitlines()[0] == "| recipe | seed 0 (slow) | seed 1 (fast) | mean vs bert-40% |"
+    assert "| 40%+rope | +6.0 | +2.0 | +4.0 points |" in table
+    assert "| modern | +5.0 | +3.0 | +4.0 points |" in table
+    assert "| bert-40% |" not in table
+    import pytest
+    with pytest.raises(ValueError, match="--recipes bert-40%"):
+        modern_effects_table({"no baseline": day(2, {"modern": 0.7})})
+
+
+def in_notebook(table: str) -> bool:
+    """A table printed by a notebook cell is stored line by line in the .ipynb's JSON."""
+    return all(line in NB16 for line in table.splitlines())
+
+
+def test_the_second_seed_is_its_results_and_each_change_is_read_against_its_own_day():
+    """modern-seed1.json: the ablation's seed 1, every recipe, on a quiet machine; its table, the effects table
+    (each seed against its own day's bert-40%) and the figures quoted are the files'."""
+    from mlm_lib.course.results import modern_effects_table
+
+    seed0, seed1 = load_json_results("modern"), load_json_results("modern-seed1")
+    assert {r["recipe"] for r in seed1["runs"]} == {r["recipe"] for r in seed0["runs"]}
+    assert {r["seed"] for r in seed1["runs"]} == {1} and {r["seed"] for r in seed0["runs"]} == {0}
+    assert seed1["preset"] == "whole" and seed1["eval_length"] == 128 and all(r["minutes"] == 15 for r in seed1["runs"])
+    assert "--seeds 1 " in seed1["commands"][0] and seed1["commands"][0] in DOC and seed1["commands"][0] in ASSETS
+    table = modern_table(seed1)
+    assert table in DOC and table in ASSETS and in_notebook(table)
+    effects = modern_effects_table({"seed 0, shared day": seed0, "seed 1, quiet": seed1})
+    assert effects in DOC and in_notebook(effects)
+
+
+def test_the_two_quiet_pairs_decide_the_record_and_the_lead_table_is_theirs():
+    """The record's bar (every seed >= 75%, the shipped one >= 75.5%) against the two quiet pairs, and the table of
+    where modern's lead is made (docs and notebook 16, section 7) recomputed from them."""
+    from mlm_lib.course.results import lead_table
+    from mlm_lib.experiments.speedrun import RECIPES
+
+    pairs = {"seed 0": load_json_results("modern-quiet"), "seed 1": load_json_results("modern-seed1")}
+    table = lead_table(pairs, RECIPES["bert-40%"]["schedule"])
+    assert table in DOC and in_notebook(table)
+    finals = {name: {r["recipe"]: r for r in p["runs"]} for name, p in pairs.items()}
+    modern = [f["modern"]["final_accuracy"] for f in finals.values()]
+    assert not (min(modern) >= 0.75 and max(modern) >= 0.755), "the bar was reached: the docs say it was not"
+    assert "A new record? No." in DOC and "Not reached." in NB16
+    one = finals["seed 1"]
+    lead = 100 * (one["modern"]["final_accuracy"] - one["bert-40%"]["final_accuracy"])
+    for figure in (f"{one['bert-40%']['final_accuracy']:.1%}", f"{one['modern']['final_accuracy']:.1%}",
+                   f"{lead:.1f} points", f"{one['bert-40%']['history']['steps'][-1]:,}",
+                   f"{one['modern']['history']['steps'][-1]:,}"):
+        assert figure in DOC and figure in NB16, figure
+
+
+def test_the_lead_table_reads_both_runs_at_the_same_evaluations():
+    from mlm_lib.course.results import lead_table
+    from mlm_lib.curriculum import linear
+
+    def run(recipe, seconds, accuracies):
+        return {"recipe": recipe, "seed": 0, "minutes": 1.0, "history": {"seconds": seconds, "accuracy": accuracies}}
+
+    pair = {"runs": [run("bert-40%", [30.0, 60.0], [0.20, 0.60]), run("modern", [30.0, 60.0], [0.50, 0.62])]}
+    table = lead_table({"seed 0": pair}, linear(16, 128, until=0.5))
+    assert "| 0.5 | 128 | 20.0% → 50.0% (+30.0) |" in table  # half the budget: the windows have reached 128
+    assert "| 1.0 | 128 | 60.0% → 62.0% (+2.0) |" in table
+    early = lead_table({"seed 0": pair}, linear(16, 128, until=1.0))
+    assert "| 0.5 | 72 |" in early  # 16 + 112 * 0.5, in steps of 8
+    skewed = {"runs": [pair["runs"][0], run("modern", [31.5, 60.0], [0.5, 0.62])]}
+    import pytest
+    with pytest.raises(ValueError, match="--eval-seconds"):
+        lead_table({"seed 0": skewed}, linear(16, 128))

@@ -207,6 +207,63 @@ def modern_table(result: dict, baseline: str = "bert-40%") -> str:
     return "\n".join(lines)
 
 
+def modern_effects_table(results: dict, baseline: str = "bert-40%") -> str:
+    """Markdown: what each of the ablation's changes adds, seed by seed, as held-out points against `baseline`'s
+    run of the same seed *in the same file* (one day, one machine), then the mean of those differences.
+
+    `results`: {column name: a speedrun result}, e.g. {"seed 0": modern.json, "seed 1": modern-seed1.json}; each
+    column reads one seed (a file holding several takes them all, one column each). Differences, not accuracies,
+    are averaged, because two days make different numbers of steps in their 15 minutes (notebook 16, section 5)."""
+    columns = []  # (header, {recipe: run}) per seed of each file
+    for name, result in results.items():
+        seeds = sorted({r["seed"] for r in result["runs"]})
+        for seed in seeds:
+            header = name if len(seeds) == 1 else f"{name}, seed {seed}"
+            runs = {r["recipe"]: r for r in result["runs"] if r["seed"] == seed}
+            if baseline not in runs:
+                raise ValueError(f"{header} has no {baseline} run of seed {seed} to compare with: run the "
+                                 f"speedrun with --recipes {baseline} ... --seeds {seed} the same day")
+            columns.append((header, runs))
+    recipes = [r for r in dict.fromkeys(r for _, runs in columns for r in runs) if r != baseline]
+    lines = ["| recipe | " + " | ".join(h for h, _ in columns) + f" | mean vs {baseline} |",
+             "|" + "---|" * (len(columns) + 2)]
+    for recipe in recipes:
+        diffs = [100 * (runs[recipe]["final_accuracy"] - runs[baseline]["final_accuracy"]) if recipe in runs
+                 else None for _, runs in columns]
+        known = [d for d in diffs if d is not None]
+        lines.append(f"| {recipe} | " + " | ".join("—" if d is None else f"{d:+.1f}" for d in diffs)
+                     + f" | {sum(known) / len(known):+.1f} points |")
+    return "\n".join(lines)
+
+
+def lead_table(pairs: dict, schedule, recipe: str = "modern", baseline: str = "bert-40%") -> str:
+    """Markdown: `recipe`'s lead over `baseline` at every evaluation of runs made side by side, with the window
+    length the curriculum (`schedule`, a `curriculum.LengthSchedule` planned over the run's clock) had reached by
+    then. `pairs`: {column name: a speedrun result holding both recipes for one seed}. Notebook 16, section 7: where
+    in the 15 minutes the modern encoder's lead is made. The runs' evaluations must fall at the same seconds."""
+    columns = []
+    for name, result in pairs.items():
+        seeds = sorted({r["seed"] for r in result["runs"] if r["recipe"] == recipe})
+        for seed in seeds:
+            runs = {r["recipe"]: r for r in result["runs"] if r["seed"] == seed}
+            if baseline not in runs:
+                raise ValueError(f"{name} has no {baseline} run of seed {seed} beside {recipe}")
+            a, b = runs[recipe]["history"], runs[baseline]["history"]
+            if [round(s) for s in a["seconds"]] != [round(s) for s in b["seconds"]]:
+                raise ValueError(f"{name}: {recipe} and {baseline} were evaluated at other times; give both runs "
+                                 f"the same --minutes and --eval-seconds")
+            columns.append((name if len(seeds) == 1 else f"{name}, seed {seed}", runs[recipe], runs[baseline]))
+    seconds = columns[0][1]["history"]["seconds"]
+    budget = 60 * columns[0][1]["minutes"]
+    lines = ["| minutes | window | " + " | ".join(f"{n}: {baseline} → {recipe}" for n, _, _ in columns) + " |",
+             "|" + "---|" * (len(columns) + 2)]
+    for i, s in enumerate(seconds):
+        cells = [f"{b['history']['accuracy'][i]:.1%} → {a['history']['accuracy'][i]:.1%} "
+                 f"({100 * (a['history']['accuracy'][i] - b['history']['accuracy'][i]):+.1f})" for _, a, b in columns]
+        lines.append(f"| {s / 60:.1f} | {schedule.length_at(min(s / budget, 1.0))} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def lengths_table(results: dict) -> str:
     """Markdown: held-out masked accuracy by window length (the lengths command), one column per model
     (`results`: {column name: the command's result}); a length the model refuses reads "refused"."""
