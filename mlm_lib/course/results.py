@@ -207,14 +207,10 @@ def modern_table(result: dict, baseline: str = "bert-40%") -> str:
     return "\n".join(lines)
 
 
-def modern_effects_table(results: dict, baseline: str = "bert-40%") -> str:
-    """Markdown: what each of the ablation's changes adds, seed by seed, as held-out points against `baseline`'s
-    run of the same seed *in the same file* (one day, one machine), then the mean of those differences.
-
-    `results`: {column name: a speedrun result}, e.g. {"seed 0": modern.json, "seed 1": modern-seed1.json}; each
-    column reads one seed (a file holding several takes them all, one column each). Differences, not accuracies,
-    are averaged, because two days make different numbers of steps in their 15 minutes (notebook 16, section 5)."""
-    columns = []  # (header, {recipe: run}) per seed of each file
+def _columns_by_seed(results: dict, baseline: str) -> list:
+    """(header, {recipe: run}) for every seed of every speedrun result in `results` ({column name: result}), each
+    holding `baseline`'s run of the same seed: the tables below compare runs only within one file and seed."""
+    columns = []
     for name, result in results.items():
         seeds = sorted({r["seed"] for r in result["runs"]})
         for seed in seeds:
@@ -224,6 +220,17 @@ def modern_effects_table(results: dict, baseline: str = "bert-40%") -> str:
                 raise ValueError(f"{header} has no {baseline} run of seed {seed} to compare with: run the "
                                  f"speedrun with --recipes {baseline} ... --seeds {seed} the same day")
             columns.append((header, runs))
+    return columns
+
+
+def modern_effects_table(results: dict, baseline: str = "bert-40%") -> str:
+    """Markdown: what each of the ablation's changes adds, seed by seed, as held-out points against `baseline`'s
+    run of the same seed *in the same file* (one day, one machine), then the mean of those differences.
+
+    `results`: {column name: a speedrun result}, e.g. {"seed 0": modern.json, "seed 1": modern-seed1.json}; each
+    column reads one seed (a file holding several takes them all, one column each). Differences, not accuracies,
+    are averaged, because two days make different numbers of steps in their 15 minutes (notebook 16, section 5)."""
+    columns = _columns_by_seed(results, baseline)
     recipes = [r for r in dict.fromkeys(r for _, runs in columns for r in runs) if r != baseline]
     lines = ["| recipe | " + " | ".join(h for h, _ in columns) + f" | mean vs {baseline} |",
              "|" + "---|" * (len(columns) + 2)]
@@ -240,20 +247,13 @@ def lead_table(pairs: dict, schedule, recipe: str = "modern", baseline: str = "b
     """Markdown: `recipe`'s lead over `baseline` at every evaluation of runs made side by side, with the window
     length the curriculum (`schedule`, a `curriculum.LengthSchedule` planned over the run's clock) had reached by
     then. `pairs`: {column name: a speedrun result holding both recipes for one seed}. Notebook 16, section 7: where
-    in the 15 minutes the modern encoder's lead is made. The runs' evaluations must fall at the same seconds."""
-    columns = []
-    for name, result in pairs.items():
-        seeds = sorted({r["seed"] for r in result["runs"] if r["recipe"] == recipe})
-        for seed in seeds:
-            runs = {r["recipe"]: r for r in result["runs"] if r["seed"] == seed}
-            if baseline not in runs:
-                raise ValueError(f"{name} has no {baseline} run of seed {seed} beside {recipe}")
-            a, b = runs[recipe]["history"], runs[baseline]["history"]
-            if [round(s) for s in a["seconds"]] != [round(s) for s in b["seconds"]]:
-                raise ValueError(f"{name}: {recipe} and {baseline} were evaluated at other times; give both runs "
-                                 f"the same --minutes and --eval-seconds")
-            columns.append((name if len(seeds) == 1 else f"{name}, seed {seed}", runs[recipe], runs[baseline]))
+    in the 15 minutes the modern encoder's lead is made. Every run's evaluations must fall at the same seconds."""
+    columns = [(h, runs[recipe], runs[baseline]) for h, runs in _columns_by_seed(pairs, baseline) if recipe in runs]
     seconds = columns[0][1]["history"]["seconds"]
+    for header, *runs in columns:
+        if any([round(s) for s in run["history"]["seconds"]] != [round(s) for s in seconds] for run in runs):
+            raise ValueError(f"{header}: {recipe} and {baseline} were evaluated at other times than the first "
+                             f"column's; give every run the same --minutes and --eval-seconds")
     budget = 60 * columns[0][1]["minutes"]
     lines = ["| minutes | window | " + " | ".join(f"{n}: {baseline} → {recipe}" for n, _, _ in columns) + " |",
              "|" + "---|" * (len(columns) + 2)]
