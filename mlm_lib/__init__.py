@@ -1,15 +1,23 @@
 """mlm_lib: the small library the MLM notebooks build, one module per concept.
 
-Concepts (what a learner builds, in the order of the notebooks; none imports `course` or `experiments`):
-    data (corpus, tokenizer, windows; 01) -> masking (15% and 80/10/10; 02) -> attention (03)
-    -> model (BERT; 04) -> training (loss, step, loop; 05) and checkpoints (05) -> predict (06)
-    -> curriculum (sequence-length schedules; 07); baselines (what a model must beat; 01, 05, 06);
-    dropout (a faster CPU dropout the model uses); wordpiece (BERT's sub-word tokenizer; 08), whose word ids
-    whole-word masking uses (masking; 09); pairs (sentence pairs, token types, next-sentence prediction; 10,
-    and RoBERTa's questions) with BertForPreTraining (model); finetune (the verse-or-prose task and fine-tuning;
-    11) with BertForSequenceClassification (model) and a count baseline (baselines); hf (the course's models as
-    Hugging Face folders; 12); ltr (a left-to-right model on the same network, BertConfig(causal=True); 13);
-    distributed (torchrun and DDP; 05, §7); muon (Muon for the hidden matrices, the speedrun's optimiser; 14).
+Concepts (what a learner builds; none imports `course` or `experiments`), in the order they import each other —
+a module imports only modules before it in this list, at the top of its file (tests/test_layout.py checks it):
+
+    data -> wordpiece -> masking -> baselines -> dropout -> rope -> attention -> model -> devices -> predict
+    -> schedules -> distributed -> checkpoints -> training -> curriculum -> pairs -> ltr -> finetune -> muon
+    -> electra -> hf
+
+data (corpus, character tokenizer, windows; 01) and wordpiece (BERT's sub-word tokenizer; 08); masking (15% and
+80/10/10; 02; whole words, 09); baselines (what a model must beat; 01, 05, 06); dropout (a faster CPU dropout),
+rope (rotary positions; 16) and attention (03); model (BERT, its pretraining and classification heads, the
+conversion to and from Hugging Face's BERT; 04); devices (where a model computes, and in what precision; 05);
+predict (filling blanks; 06); schedules (the learning rate's and the window length's, as functions of the share
+of the budget spent; 05, 07); distributed (torchrun and DDP; 05, §7); checkpoints (05); training (the
+loss, the step, the one loop; 05); then what builds on training: curriculum (length curricula as an
+experiment; 07), pairs (sentence pairs, NSP / SOP; 10), ltr (left-to-right; 13), finetune (the verse-or-prose
+task; 11), muon (the speedrun's optimiser; 14), electra (replaced-token detection; 15), hf (every model as a
+Hugging Face model and folder; 12, 15).
+
 Course aids: `mlm_lib.course` (exercise checks, widgets, plots, student copies, shipped assets).
 Commands: `mlm_lib.experiments` (pretrain, curriculum, bench, whole_word, roberta, finetune, mlm_vs_ltr,
 scaling, lengths, speedrun).
@@ -27,10 +35,10 @@ from .data import (SPECIAL_TOKENS, VAL_FRACTION, CharTokenizer, load_corpus, pre
 from .masking import (BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED,
                       MaskingConfig, mask_tokens, mask_whole_words)
 from .finetune import classify, encode_examples, evaluate_classifier, fine_tune, task_splits, verse_or_prose
-from .hf import hf_tokenizer, save_pretrained
+from .hf import from_hf, hf_tokenizer, save_pretrained, to_hf
 from .ltr import NextToken, evaluate_next_token, next_token_batch
-from .model import (MODEL_SIZES, BertConfig, BertEncoder, BertForMLM, BertForPreTraining, BertForSequenceClassification,
-                    from_hf, to_hf)
+from .model import (MODEL_SIZES, BertConfig, BertEncoder, BertForMLM, BertForPreTraining,
+                    BertForSequenceClassification)
 from .muon import MuonAndAdamW, hidden_matrices, newton_schulz
 from .pairs import (MaskedPairs, PairStream, evaluate_pairs, load_documents, pretraining_loss, sentence_pairs,
                     split_documents)

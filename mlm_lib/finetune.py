@@ -30,6 +30,8 @@ import torch
 import torch.nn.functional as F
 
 from .model import ENCODER_PARTS, BertForSequenceClassification
+from .schedules import lr_factor
+from .training import adamw  # one optimiser recipe for the whole course
 
 VERSE, PROSE = 0, 1
 LABEL_NAMES = ("verse", "prose")
@@ -177,8 +179,6 @@ def fine_tune(model: BertForSequenceClassification, data: dict, *, steps: int = 
     evaluated inside the loop — the test plays are looked at once, after training, so that no choice is made on
     them (the learning rates were chosen on the validation plays, `LEARNING_RATES`).
     """
-    from .training import adamw, lr_factor  # one optimiser recipe for the whole course
-
     if not isinstance(model, BertForSequenceClassification):
         raise TypeError(f"fine_tune trains a BertForSequenceClassification, got {type(model).__name__}: "
                         "BertForSequenceClassification.from_encoder(pretrained) makes one.")

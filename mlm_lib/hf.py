@@ -27,9 +27,29 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from . import electra
+from . import model as bert
 from .data import CharTokenizer
-from .model import BertForMLM, to_hf
+from .model import BertForMLM
 from .wordpiece import WordPieceTokenizer
+
+
+def to_hf(model):
+    """The Hugging Face model holding `model`'s weights, for every model of the course: the BERT family
+    (`mlm_lib.model.to_hf`, notebook 04) and ELECTRA's two halves (`ElectraForPreTraining`,
+    `ElectraForMaskedLM`; notebook 15). The dispatch lives here, at the top, so that `model` knows nothing of
+    what is built on it."""
+    if isinstance(model, (electra.ElectraDiscriminator, electra.ElectraGenerator)):
+        return model.to_hf()
+    return bert.to_hf(model)
+
+
+def from_hf(hf_model):
+    """Our model holding a Hugging Face model's weights: ELECTRA's halves through `mlm_lib.electra`, the BERT
+    family through `mlm_lib.model.from_hf`."""
+    if type(hf_model).__name__.startswith("Electra"):
+        return electra.electra_from_hf(hf_model)
+    return bert.from_hf(hf_model)
 
 
 def hf_tokenizer(tokenizer, max_length: int | None = None, *, special_tokens: bool = True, token_types: bool = True):

@@ -639,10 +639,10 @@ def _name_map(n_layers: int, kind: str = "mlm") -> dict[str, str]:
 def to_hf(model: BertEncoder):
     """A Hugging Face model holding this model's weights: `BertForMaskedLM` for a `BertForMLM`,
     `BertForPreTraining` for a `BertForPreTraining`, `BertForSequenceClassification` for ours (pooling "cls");
-    `ModernBertForMaskedLM` for a `BertForMLM` with all of ModernBERT's changes (`MODERN`); ELECTRA's
-    generator and discriminator (`mlm_lib.electra`) as `ElectraForMaskedLM` and `ElectraForPreTraining`."""
-    if hasattr(model, "to_hf"):  # ELECTRA's two halves convert themselves (mlm_lib.electra)
-        return model.to_hf()
+    `ModernBertForMaskedLM` for a `BertForMLM` with all of ModernBERT's changes (`MODERN`). (ELECTRA's halves,
+    built later in the course, convert through `mlm_lib.hf.to_hf`, which is also `mlm_lib.to_hf`.)"""
+    if hasattr(model, "to_hf"):
+        raise TypeError(f"A {type(model).__name__} converts itself: use mlm_lib.to_hf(model) (or model.to_hf()).")
     if not not_modernbert(model.config):
         return _modernbert_to_hf(model)
     from transformers import BertForMaskedLM
@@ -675,12 +675,11 @@ def from_hf(hf_model) -> BertEncoder:
     """Our model holding the weights of a Hugging Face BERT (GELU, absolute positions): a `BertForMLM` from a
     `BertForMaskedLM`, a `BertForPreTraining` from a `BertForPreTraining`, a `BertForSequenceClassification`
     from a `BertForSequenceClassification`; a `BertForMLM` with ModernBERT's changes from a
-    `ModernBertForMaskedLM`; ELECTRA's halves from `ElectraForMaskedLM` and `ElectraForPreTraining`."""
+    `ModernBertForMaskedLM`. (ELECTRA's halves, built later in the course, convert through `mlm_lib.hf.from_hf`,
+    which is also `mlm_lib.from_hf`.)"""
     name = type(hf_model).__name__
     if name.startswith("Electra"):
-        from .electra import electra_from_hf  # imported here: the ELECTRA module builds on this one
-
-        return electra_from_hf(hf_model)
+        raise TypeError(f"{name} is one of ELECTRA's halves: convert it with mlm_lib.from_hf (mlm_lib.hf.from_hf).")
     if name.startswith("ModernBert"):
         if name != "ModernBertForMaskedLM":
             raise ValueError(f"Of ModernBERT's classes the course converts ModernBertForMaskedLM, not {name}.")

@@ -11,7 +11,8 @@ from mlm_lib.electra import (ELECTRA_MASKING, Electra, ElectraDiscriminator, Rep
                              discriminator_loss, electra_forward, evaluate_electra, generator_config, replace_tokens,
                              roc_auc, sample_replacements)
 from mlm_lib.masking import IGNORE_INDEX, mask_tokens
-from mlm_lib.model import BertConfig, BertForSequenceClassification, from_hf, to_hf
+from mlm_lib import from_hf, to_hf
+from mlm_lib.model import BertConfig, BertForSequenceClassification
 
 # odd sizes: 3 heads of 8 (24 wide), 3 layers, embeddings 20 wide (a projection in both halves), 41 tokens
 ODD = BertConfig(vocab_size=41, d_model=24, n_layers=3, n_heads=3, d_ff=40, max_len=36, dropout=0.0,

@@ -47,6 +47,55 @@ def test_the_reader_resolves_relative_imports():
     assert "mlm_lib.course.checks._common" in imported_modules(course_checks)
 
 
+def declared_order() -> list[str]:
+    """The concepts' order, as the package docstring writes it once: `data -> wordpiece -> ... -> hf`."""
+    doc = ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text()))
+    block = doc.split("at the top of its file", 1)[1].split("\n\n")[1]
+    return [name.strip() for name in block.replace("\n", " ").split("->")]
+
+
+def package_imports(path: Path) -> list[tuple[str, int, bool]]:
+    """(concept imported, line, at the top of the file?) for every import of another `mlm_lib` concept in
+    `path`, at any depth (an import inside a function is read too)."""
+    found = []
+    tree = ast.parse(path.read_text())
+    top = {id(node) for node in tree.body}
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            names = [node.module] if node.module else [alias.name for alias in node.names]  # `from . import x`
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("mlm_lib."):
+            names = [node.module.split(".")[1]]
+        elif isinstance(node, ast.Import):
+            names = [a.name.split(".")[1] for a in node.names if a.name.startswith("mlm_lib.")]
+        found += [(name.split(".")[0], node.lineno, id(node) in top) for name in names]
+    return found
+
+
+def test_the_order_names_every_concept_once():
+    order = declared_order()
+    assert sorted(order) == sorted(p.stem for p in CONCEPTS), "the package docstring's order lists each concept once"
+
+
+def test_the_order_reader_sees_imports_inside_functions():
+    hidden = ast.parse("def f():\n    from .training import train\n")
+    assert isinstance(hidden.body[0].body[0], ast.ImportFrom)  # what package_imports walks into
+
+
+@pytest.mark.parametrize("path", CONCEPTS, ids=lambda p: p.stem)
+def test_concepts_import_only_earlier_concepts_at_the_top(path):
+    """A learner who opens a concept module meets only what the course built before it: every import of another
+    concept points up the declared order (so there is no cycle) and stands at the top of the file (none hidden
+    inside a function to dodge a cycle)."""
+    order = declared_order()
+    here = order.index(path.stem)
+    for name, line, at_top in package_imports(path):
+        assert name in order, f"{path.name}:{line} imports mlm_lib.{name}, which is not a concept in the order"
+        assert order.index(name) < here, (f"{path.name}:{line} imports {name}, which comes after {path.stem} in the "
+                                          f"declared order: move what it needs down, or dispatch from the top")
+        assert at_top, f"{path.name}:{line} imports {name} inside a function: import it at the top of the file"
+
+
 @pytest.mark.parametrize("path", CONCEPTS, ids=lambda p: p.stem)
 def test_concepts_import_no_course_aid_and_no_command(path):
     assert not forbidden(path, ("mlm_lib.course", "mlm_lib.experiments")), \
