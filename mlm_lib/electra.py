@@ -39,8 +39,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .masking import IGNORE_INDEX, MaskingConfig
+from .checkpoints import register_model
+from .masking import IGNORE_INDEX, MaskingConfig, mask_tokens
 from .model import BertConfig, BertEncoder, BertForMLM, _name_map, not_bert, unfused
+from .training import backward_and_step, eval_windows, training_batch
 
 # ELECTRA's masking for the generator's input (Google's pretrain_helpers.mask): 15% selected, 85% of them [MASK]
 ELECTRA_MASKING = MaskingConfig(select_prob=0.15, mask_prob=0.85, random_prob=0.0)
@@ -73,6 +75,7 @@ class DiscriminatorHead(nn.Module):
         return self.prediction(F.gelu(self.dense(h))).squeeze(-1)
 
 
+@register_model  # so that a checkpoint can rebuild it (mlm_lib.checkpoints)
 class ElectraDiscriminator(BertEncoder):
     """The encoder ELECTRA keeps: BERT's embeddings and layers, and a head with one logit per position.
     Fine-tuning starts from it as from any of the course's encoders (`BertForSequenceClassification.from_encoder`)."""
@@ -93,6 +96,7 @@ class ElectraDiscriminator(BertEncoder):
         return _to_hf(self, "discriminator")
 
 
+@register_model
 class ElectraGenerator(BertForMLM):
     """ELECTRA's generator: a narrow masked LM whose embeddings are the discriminator's (`Electra` shares them)."""
 
@@ -254,13 +258,12 @@ class ReplacedTokenDetection:
         self.fixed = fixed_generator(self.generator, tokenizer, train_data)
 
     def batch(self, tokenizer, train_data, config, progress: float, generator) -> dict:
-        from .training import training_batch  # imported here: training imports nothing from this module
 
         inputs, labels = training_batch(train_data, tokenizer, config, progress, generator)
         noise = torch.rand(int((labels != IGNORE_INDEX).sum()), tokenizer.vocab_size, generator=generator)
         return {"inputs": inputs, "labels": labels, "noise": noise}
 
-    def step(self, model, optimizer, batch: dict, config, *, world, autocast_dtype=None) -> dict:
+    def step(self, model, optimizer, batch: dict, config, *, world, autocast_dtype=None, scaler=None) -> dict:
         if not isinstance(model, Electra):
             raise TypeError(f"ReplacedTokenDetection trains an Electra pair (generator + discriminator), got "
                             f"{type(model).__name__}: build one with mlm_lib.electra.Electra(config).")
@@ -268,11 +271,7 @@ class ReplacedTokenDetection:
         with torch.autocast(device.type, dtype=autocast_dtype, enabled=autocast_dtype is not None):
             out = electra_forward(model, batch["inputs"].to(device), batch["labels"].to(device), batch["noise"],
                                   disc_weight=self.disc_weight, fixed=self.fixed)
-        optimizer.zero_grad(set_to_none=True)
-        out["loss"].backward()
-        if config.grad_clip:
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.grad_clip)
-        optimizer.step()
+        backward_and_step(out["loss"], model, optimizer, config.grad_clip, scaler)
         replaced = out["replaced"]
         right = ((out["discriminator_logits"].detach() > 0).long() == replaced).float().mean()
         return {"loss": out["loss"].detach(), "accuracy": right, "generator_loss": out["generator_loss"].detach(),
@@ -295,8 +294,6 @@ def evaluate_electra(model: Electra, tokenizer, ids: torch.Tensor, *, length: in
     """Both halves on held-out text: windows spread evenly over `ids`, masked and sampled with `seed` (the same
     every time). Returns the discriminator's accuracy (every position), AUC, and accuracy on replaced and on
     original tokens; the generator's masked accuracy and loss; the share of positions replaced; the total loss."""
-    from .masking import mask_tokens
-    from .training import eval_windows
 
     was_training = model.training
     model.eval()

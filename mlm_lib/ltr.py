@@ -78,10 +78,10 @@ class NextToken:
                                           config.schedule.length_at(progress), generator)
         return {"inputs": inputs, "labels": labels}
 
-    def step(self, model, optimizer, batch: dict, config, *, world, autocast_dtype=None) -> dict:
+    def step(self, model, optimizer, batch: dict, config, *, world, autocast_dtype=None, scaler=None) -> dict:
         _check_causal(model)  # the same step as the masked LM's: here every position is a prediction
         loss, accuracy = train_step(model, optimizer, batch["inputs"].to(world.device), batch["labels"].to(world.device),
-                                    grad_clip=config.grad_clip, autocast_dtype=autocast_dtype)
+                                    grad_clip=config.grad_clip, autocast_dtype=autocast_dtype, scaler=scaler)
         return {"loss": loss, "accuracy": accuracy, "predictions": batch["labels"].numel()}
 
     def evaluate(self, model, tokenizer, val_data, config) -> dict:

@@ -44,6 +44,7 @@ import torch.nn.functional as F
 from .data import VAL_FRACTION, _clean_play, load_corpus, shakespeare_files
 from .masking import BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MaskingConfig, mask_tokens
 from .model import BertForMLM, BertForPreTraining
+from .training import backward_and_step
 
 IS_NEXT, NOT_NEXT = 0, 1          # Hugging Face's labels: 0 = B follows A, 1 = B is from another document
 PAIR_KEYS = ("input_ids", "token_type_ids", "attention_mask", "next_sentence_label")
@@ -368,25 +369,24 @@ class PairStream:
 
 
 def pair_train_step(model, optimizer, part: dict, inputs: torch.Tensor, labels: torch.Tensor, *,
-                    grad_clip: float | None = 1.0) -> dict:
+                    grad_clip: float | None = 1.0, autocast_dtype: torch.dtype | None = None, scaler=None) -> dict:
     """One optimisation step on a batch of pairs: MLM loss at the selected positions, plus the NSP loss
     where the model has the head and the batch has labels. Returns the batch's figures: MLM loss and accuracy,
-    NSP loss and accuracy (nan without the head)."""
+    NSP loss and accuracy (nan without the head). `autocast_dtype` and `scaler`: as in `training.train_step`."""
     device = inputs.device
     chosen = labels != IGNORE_INDEX
     targets = labels[chosen]
     extra = _model_inputs(part, device)
-    if isinstance(model, BertForPreTraining):
-        logits, nsp_logits = model.pretraining_logits(inputs, **extra, positions=chosen)
-        nsp_labels = part["next_sentence_label"].to(device)
-    else:
-        logits, nsp_logits, nsp_labels = model.logits_at(inputs, chosen, **extra), None, None
+    with torch.autocast(device.type, dtype=autocast_dtype, enabled=autocast_dtype is not None):
+        if isinstance(model, BertForPreTraining):
+            logits, nsp_logits = model.pretraining_logits(inputs, **extra, positions=chosen)
+            nsp_labels = part["next_sentence_label"].to(device)
+        else:
+            logits, nsp_logits, nsp_labels = model.logits_at(inputs, chosen, **extra), None, None
+    logits = logits.float()
+    nsp_logits = None if nsp_logits is None else nsp_logits.float()
     loss, nsp_loss = pretraining_loss(logits, targets, nsp_logits, nsp_labels)
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    if grad_clip:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-    optimizer.step()
+    backward_and_step(loss, model, optimizer, grad_clip, scaler)
     nsp_acc = float("nan")
     if nsp_logits is not None and (nsp_labels != IGNORE_INDEX).any():
         known = nsp_labels != IGNORE_INDEX
@@ -429,10 +429,11 @@ class MaskedPairs:
         part, inputs, labels = stream.next_batch(max(1, config.tokens_per_batch // stream.max_len))
         return {"pairs": part, "inputs": inputs, "labels": labels}
 
-    def step(self, model, optimizer, batch: dict, config, *, world, autocast_dtype=None) -> dict:
+    def step(self, model, optimizer, batch: dict, config, *, world, autocast_dtype=None, scaler=None) -> dict:
         device = world.device
         return pair_train_step(model, optimizer, batch["pairs"], batch["inputs"].to(device),
-                               batch["labels"].to(device), grad_clip=config.grad_clip)
+                               batch["labels"].to(device), grad_clip=config.grad_clip, autocast_dtype=autocast_dtype,
+                               scaler=scaler)
 
     def evaluate(self, model, tokenizer, val_data, config) -> dict:
         return {name: evaluate_pairs(model, tokenizer, pairs, seed=config.eval_seed) for name, pairs in val_data.items()}

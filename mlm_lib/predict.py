@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import torch
 
+from .devices import model_device
 from .masking import BERT_MASKING
 
 
@@ -77,7 +78,8 @@ def predict_masked(model, tokenizer, text: str, positions=None, *, k: int = 5, w
     model.eval()
     # one row per blank in (window, offset) order, which is the order of `positions`: positions are sorted
     # and the best window of a later position never comes before that of an earlier one
-    probs = model.logits_at(batch, chosen).softmax(-1)
+    device = model_device(model)  # wherever the model is (notebook 05, §4); the answer comes back to the CPU
+    probs = model.logits_at(batch.to(device), chosen.to(device)).float().softmax(-1).cpu()
     probs[:, tokenizer.special_ids] = 0.0                       # never offer [PAD], [MASK]...
     top = probs.topk(min(k, probs.size(-1)), dim=-1)
     return [Prediction(p, text[p], [(tokenizer.tokens[i], float(v)) for v, i in zip(vals, idx)])

@@ -28,12 +28,12 @@ from dataclasses import asdict, dataclass, field
 import torch
 import torch.nn.functional as F
 
-from . import distributed
+from . import devices, distributed
 from .checkpoints import load_checkpoint, save_checkpoint
-from .curriculum import LengthSchedule
 from .data import random_windows
 from .masking import BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MaskingConfig, first_piece, mask_tokens, mask_whole_words
 from .model import BertForMLM
+from .schedules import LengthSchedule, lr_factor
 
 
 def _check_full_logits(logits: torch.Tensor, labels: torch.Tensor) -> None:
@@ -160,15 +160,6 @@ class TrainConfig:
         if flat:
             d["masking"] = MaskingConfig(**flat).to_dict()
         return cls(**d)
-
-
-def lr_factor(step: int, warmup_steps: int, total_steps: int) -> float:
-    """Multiplier of the base learning rate at step `step` (counted from 0) of `total_steps`: a linear warm-up
-    to 1 over `warmup_steps` (the step under way counts, so the first one does not go at zero), then a linear
-    decay to 0 at the end of the budget."""
-    if step < warmup_steps:
-        return (step + 1) / warmup_steps
-    return max(0.0, (total_steps - step) / max(1, total_steps - warmup_steps))
 
 
 def make_optimizer(model: BertForMLM, config: TrainConfig) -> torch.optim.AdamW:
@@ -325,9 +316,28 @@ def training_batch(train_ids: torch.Tensor, tokenizer, config: TrainConfig, prog
             return inputs, labels
 
 
+def backward_and_step(loss: torch.Tensor, model, optimizer, grad_clip: float | None = 1.0, scaler=None) -> None:
+    """Backward, clip the gradient's global norm, update: the end of every objective's step. With a gradient
+    scaler (float16 on a GPU, `mlm_lib.devices`), the loss is scaled up before backward and the gradients
+    unscaled before clipping; a step whose gradients overflowed is skipped and the scale lowered."""
+    optimizer.zero_grad(set_to_none=True)
+    if scaler is None:
+        loss.backward()
+        if grad_clip:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+        optimizer.step()
+        return
+    scaler.scale(loss).backward()
+    scaler.unscale_(optimizer)
+    if grad_clip:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    scaler.step(optimizer)
+    scaler.update()
+
+
 def train_step(model: BertForMLM, optimizer: torch.optim.Optimizer, inputs: torch.Tensor, labels: torch.Tensor,
                *, grad_clip: float | None = 1.0, selected: int | None = None, world_size: int = 1,
-               autocast_dtype: torch.dtype | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+               autocast_dtype: torch.dtype | None = None, scaler=None) -> tuple[torch.Tensor, torch.Tensor]:
     """One optimisation step on one masked batch; returns the batch's (loss, accuracy) as 0-d tensors.
 
     Forward at the selected positions only, cross-entropy there, backward, clip the gradient's norm,
@@ -338,7 +348,8 @@ def train_step(model: BertForMLM, optimizer: torch.optim.Optimizer, inputs: torc
     in the whole of it. The share's loss is then its *sum* over `selected`, times `world_size` (DDP divides
     the summed gradients by it), so the gradient is the whole batch's mean, whatever the share; the loss
     and accuracy returned are this share's parts of the whole batch's, to be summed over the ranks.
-    `autocast_dtype` (torch.bfloat16 on a GPU) runs the forward pass in that precision.
+    `autocast_dtype` (torch.bfloat16 or float16 on a GPU) runs the forward pass in that precision, and `scaler`
+    (float16's gradient scaler) scales the loss for backward (`backward_and_step`).
     """
     chosen = labels != IGNORE_INDEX
     with torch.autocast(inputs.device.type, dtype=autocast_dtype, enabled=autocast_dtype is not None):
@@ -351,15 +362,11 @@ def train_step(model: BertForMLM, optimizer: torch.optim.Optimizer, inputs: torc
     else:
         report = F.cross_entropy(logits, targets, reduction="sum") / selected
         loss, share = report * world_size, 1.0 / selected
-    optimizer.zero_grad(set_to_none=True)
-    loss.backward()
-    if grad_clip:
-        torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
-    optimizer.step()
+    backward_and_step(loss, model, optimizer, grad_clip, scaler)
     return report.detach(), (logits.detach().argmax(-1) == targets).sum() * share
 
 
-PRECISIONS = {"fp32": None, "bf16": torch.bfloat16}  # the dtype of the forward pass's autocast, if any
+PRECISIONS = devices.PRECISIONS  # the dtype of the forward pass's autocast, if any, by name
 
 
 class MaskedLM:
@@ -390,16 +397,18 @@ class MaskedLM:
         inputs, labels = training_batch(train_data, tokenizer, config, progress, generator, self.train_word_ids)
         return {"inputs": inputs, "labels": labels}
 
-    def step(self, model, optimizer, batch: dict, config: TrainConfig, *, world, autocast_dtype=None) -> dict:
+    def step(self, model, optimizer, batch: dict, config: TrainConfig, *, world, autocast_dtype=None,
+             scaler=None) -> dict:
         inputs, labels, device = batch["inputs"], batch["labels"], world.device
         selected = int((labels != IGNORE_INDEX).sum())
         if world.size == 1:
             loss, accuracy = train_step(model, optimizer, inputs.to(device), labels.to(device),
-                                        grad_clip=config.grad_clip, autocast_dtype=autocast_dtype)
+                                        grad_clip=config.grad_clip, autocast_dtype=autocast_dtype, scaler=scaler)
         else:  # this rank's share of the global batch (every rank drew the same one; notebook 05, §7)
             loss, accuracy = train_step(model, optimizer, distributed.share(inputs, world).to(device),
                                         distributed.share(labels, world).to(device), grad_clip=config.grad_clip,
-                                        selected=selected, world_size=world.size, autocast_dtype=autocast_dtype)
+                                        selected=selected, world_size=world.size, autocast_dtype=autocast_dtype,
+                                        scaler=scaler)
             loss, accuracy = distributed.sum_over_ranks(loss, accuracy)
         return {"loss": loss, "accuracy": accuracy, "predictions": selected}
 
@@ -464,7 +473,7 @@ def _stop_between_steps(active: bool):
 def train(model, tokenizer, train_data, val_data, config: TrainConfig, *, objective=None, optimizer=None,
           callback=None, checkpoint_path=None, resume_from=None, stop_at: int | None = None, progress: bool = True,
           train_word_ids: torch.Tensor | None = None, val_word_ids: torch.Tensor | None = None,
-          precision: str = "fp32") -> dict:
+          precision: str = "auto") -> dict:
     """Train `model` for `config`'s budget (steps or seconds) on `objective`; return the history (lists, ready
     to plot; `HISTORY_KEYS` says what they hold).
 
@@ -482,19 +491,25 @@ def train(model, tokenizer, train_data, val_data, config: TrainConfig, *, object
 
     Under torchrun (after `mlm_lib.distributed.init`), every process runs this same function: each draws the
     same global batch, trains on its share through DistributedDataParallel, and only rank 0 evaluates,
-    shows progress, calls `callback` and writes checkpoints (notebook 05, §7). `precision="bf16"` runs the
-    forward pass under bfloat16 autocast (for GPUs; the weights and the optimiser stay float32).
+    shows progress, calls `callback` and writes checkpoints (notebook 05, §7).
+
+    Where: the run computes where `model` is (move it first: `model.to(mlm_lib.devices.resolve_device("auto"))`);
+    each batch is drawn on the CPU, as the course's random generator is, and moved there. `precision` ("auto":
+    bf16 on a GPU that has it, fp16 with a gradient scaler on one that has not, fp32 on the CPU and MPS; see
+    `mlm_lib.devices`) is the forward pass's; the weights and the optimiser stay float32.
     """
     from tqdm.auto import tqdm
 
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {sorted(PRECISIONS)}, got {precision!r}.")
     if objective is None:
         objective = MaskedLM(train_word_ids, val_word_ids)
     elif train_word_ids is not None or val_word_ids is not None:
         raise ValueError("Word ids belong to the masked-LM objective: pass objective=MaskedLM(train_word_ids, "
                          "val_word_ids) instead of both.")
     world = distributed.current()
+    if world.size == 1:  # alone, the batches follow the model, wherever it is (under torchrun: the rank's GPU)
+        world = distributed.World(device=devices.model_device(model))
+    precision = devices.precision_for(world.device, precision)
+    autocast_dtype, scaler = PRECISIONS[precision], devices.grad_scaler(precision, world.device)
     if world.size > 1 and not objective.distributed:
         raise ValueError(f"{type(objective).__name__} trains in one process only: run it without torchrun.")
     objective.check(tokenizer, train_data, val_data, config)
@@ -510,7 +525,6 @@ def train(model, tokenizer, train_data, val_data, config: TrainConfig, *, object
     spent = history["seconds"][-1] if history["seconds"] else 0.0
     next_eval = (len(history["eval_step"]) + 1) * config.eval_seconds
     last = float("inf") if stop_at is None else stop_at
-    autocast_dtype = PRECISIONS[precision]
 
     def save():
         if checkpoint_path is not None and history["step"] and world.main:
@@ -534,7 +548,8 @@ def train(model, tokenizer, train_data, val_data, config: TrainConfig, *, object
                 group["lr"] = peak * factor
             started = time.perf_counter()
             batch = objective.batch(tokenizer, train_data, config, config.progress(step, spent), generator)
-            figures = objective.step(stepper, optimizer, batch, config, world=world, autocast_dtype=autocast_dtype)
+            figures = objective.step(stepper, optimizer, batch, config, world=world, autocast_dtype=autocast_dtype,
+                                     scaler=scaler)
             figures = {k: v.item() if isinstance(v, torch.Tensor) else v for k, v in figures.items()}
             elapsed = time.perf_counter() - started
             spent, step, tokens = spent + elapsed, step + 1, tokens + objective.tokens(batch)

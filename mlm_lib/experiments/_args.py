@@ -11,6 +11,8 @@ from pathlib import Path
 
 import torch
 
+from ..devices import PRECISIONS, precision_for, resolve_device
+
 
 def whole_number(minimum: int = 1):
     """An argparse type: a whole number >= minimum, refused with the reason otherwise."""
@@ -54,16 +56,32 @@ def output_folder(parser: argparse.ArgumentParser, option: str, path) -> Path:
     return path
 
 
-def device(parser: argparse.ArgumentParser, name: str) -> str:
-    """`name` if torch can compute on it here; a usage error that says what to use otherwise."""
+def add_device_options(parser: argparse.ArgumentParser) -> None:
+    """--device, --precision and --threads, the same for every command that trains or evaluates a model."""
+    parser.add_argument("--device", default="auto",
+                        help="where to compute: auto (default: an NVIDIA GPU if torch sees one, else Apple's MPS from "
+                             "torch 2.9 on, else the CPU), cpu, cuda, cuda:N or mps")
+    parser.add_argument("--precision", choices=("auto", *PRECISIONS), default="auto",
+                        help="the forward pass's precision (default auto: bf16 on a GPU that has it, fp16 with a "
+                             "gradient scaler on one that has not, fp32 on the CPU and MPS)")
+    parser.add_argument("--threads", type=whole_number(1), default=None,
+                        help="CPU threads for torch (default: torch's choice, every core; on a busy machine 1 can be "
+                             "many times faster)")
+
+
+def where(parser: argparse.ArgumentParser, args) -> tuple[torch.device, str]:
+    """The device and precision `add_device_options` asked for, checked on this machine (a usage error naming
+    what it has otherwise); sets the thread count, and TF32 matmuls on an NVIDIA GPU."""
     try:
-        kind = torch.device(name).type
-    except RuntimeError:
-        parser.error(f"--device {name!r} is not a device torch knows: use cpu, cuda or cuda:N")
-    if kind == "cuda" and not torch.cuda.is_available():
-        parser.error(f"--device {name}: CUDA is not available here (torch {torch.__version__}, "
-                     f"{'built without CUDA' if torch.version.cuda is None else 'no GPU found'}); use --device cpu")
-    return name
+        device = resolve_device(args.device)
+        precision = precision_for(device, args.precision)
+    except ValueError as err:
+        parser.error(f"--device/--precision: {err}")
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = True  # float32 matmuls on tensor cores, where they remain
+    return device, precision
 
 
 def write_json(path, data, **dump_args) -> None:

