@@ -18,9 +18,11 @@ The rule:
 On the CPU nothing changes from the course's earlier versions: float32, no autocast, bit for bit the results
 it shipped (`python -m mlm_lib.experiments.reproduce` checks it).
 
-Why MPS needs a version check: other courses saw wrong losses from Apple's MPS backend with PyTorch releases
-before 2.9 (rasbt/LLMs-from-scratch issues 635 and 791); "auto" picks MPS only from torch 2.9 on. Asked for by
-name on an older torch, it is used with a warning: compare a few steps' losses with the CPU's before trusting it.
+Why MPS needs a version check: another course saw training stuck or wrong losses on Apple's MPS backend
+(rasbt/LLMs-from-scratch issue 635, 2025-04; issue 791, torch 2.8.0: a loss of 19.9 where the CPU gave 3.8), and
+found training stable on MPS with torch 2.9 (its pull request 900, 2025-11-01). So "auto" picks MPS only from
+torch 2.9 on. The course itself has not been run on a Mac yet: asked for by name on an older torch, MPS is used with
+a warning, and on any torch a learner should compare a few steps' losses with the CPU's before trusting it.
 """
 from __future__ import annotations
 

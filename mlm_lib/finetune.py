@@ -29,6 +29,7 @@ import random
 import torch
 import torch.nn.functional as F
 
+from .devices import model_device
 from .model import ENCODER_PARTS, BertForSequenceClassification
 from .schedules import lr_factor
 from .training import adamw  # one optimiser recipe for the whole course
@@ -250,7 +251,8 @@ def classify(model: BertForSequenceClassification, texts, tokenizer, max_len: in
     data = encode_texts(texts, tokenizer, max_len)
     was_training = model.training
     model.eval()
-    probs = model(data["input_ids"], data["attention_mask"]).softmax(-1)
+    device = model_device(model)  # wherever the model is
+    probs = model(data["input_ids"].to(device), data["attention_mask"].to(device)).float().softmax(-1).cpu()
     model.train(was_training)
     return [{"text": t, "label": model.label_names[int(p.argmax())], "probability": float(p.max())}
             for t, p in zip(texts, probs)]

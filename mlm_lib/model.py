@@ -291,8 +291,11 @@ class BertEncoder(nn.Module):
         return (x, attentions) if return_attentions else x
 
     def attentions(self, ids, attention_mask=None, token_type_ids=None) -> list[torch.Tensor]:
-        """Attention weights of every layer, each (batch, heads, length, length), for plots."""
-        return self.encode(ids, attention_mask, token_type_ids, return_attentions=True)[1]
+        """Attention weights of every layer, each (batch, heads, length, length), for plots: computed where the
+        model is (the inputs are moved there), returned on the CPU."""
+        where = next(self.parameters()).device
+        moved = [None if t is None else t.to(where) for t in (ids, attention_mask, token_type_ids)]
+        return [a.cpu() for a in self.encode(*moved, return_attentions=True)[1]]
 
     def num_parameters(self) -> int:
         return sum(p.numel() for p in self.parameters())

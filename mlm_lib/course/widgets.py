@@ -13,6 +13,7 @@ from contextlib import contextmanager
 import torch
 
 from ..curriculum import LengthSchedule
+from ..devices import model_device
 from ..masking import BERT_MASKING, NOT_SELECTED, OUTCOME_NAMES, mask_tokens, mask_whole_words
 from ..predict import Prediction, masked_positions, predict_masked
 from ..wordpiece import WordPieceTokenizer
@@ -364,7 +365,8 @@ def wordpiece_prediction_view(model, tokenizer, text: str, *, select_prob: float
     inputs = ids.clone()
     inputs[chosen] = tokenizer.mask_id
     model.eval()
-    probs = model.logits_at(inputs[None], chosen[None]).softmax(-1)
+    device = model_device(model)  # computed where the model is, shown from the CPU
+    probs = model.logits_at(inputs[None].to(device), chosen[None].to(device)).float().softmax(-1).cpu()
     probs[:, tokenizer.special_ids] = 0.0
     top = probs.topk(min(k, probs.size(-1)), dim=-1)
     pieces = [tokenizer.tokens[i] for i in ids.tolist()]

@@ -34,13 +34,19 @@ def _writable_folder(folder: Path) -> bool:
     return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
 
 
-def output_file(parser: argparse.ArgumentParser, option: str, path) -> Path | None:
-    """Check before the work that `path` can be written as a file; stop with a usage error otherwise."""
+def output_file(parser: argparse.ArgumentParser, option: str, path, *, existing_ok: bool = False) -> Path | None:
+    """Check before the work that `path` can be written as a file; stop with a usage error otherwise.
+
+    The commands' one output rule: an existing file is never replaced by accident. It is refused unless
+    `existing_ok` (the command was given --overwrite, or --resume and reads the file to continue it)."""
     if path is None:
         return None
     path = Path(path)
     if path.is_dir():
         parser.error(f"{option} {path} is a folder: give a file name, e.g. {path / 'results.json'}")
+    if path.exists() and not existing_ok:
+        parser.error(f"{option} {path} already exists: pass --overwrite to replace it, or give another path "
+                     "(nothing was written)")
     if not _writable_folder(path.parent):
         parser.error(f"{option} {path}: cannot write in {path.parent} (not a folder, or no permission)")
     return path

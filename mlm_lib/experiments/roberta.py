@@ -33,7 +33,8 @@ from ..model import MODEL_SIZES, BertConfig, BertForMLM, BertForPreTraining
 from ..pairs import MaskedPairs, PairStream, encode_documents, load_documents, sentence_pairs, split_documents
 from ..training import TrainConfig, train
 from ..wordpiece import COURSE_RULE, WordPieceTokenizer
-from ._args import machine, output_file, today, whole_number, write_json
+from .. import devices
+from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 
 # one variant: (name, model kind, stream options)
 EXPERIMENTS = {
@@ -87,7 +88,8 @@ def held_out_sets(tokenizer, val_docs, settings: dict) -> dict:
     return out
 
 
-def run(experiment: str, variant: tuple, data, *, seed: int, settings: dict, progress: bool = False) -> dict:
+def run(experiment: str, variant: tuple, data, *, seed: int, settings: dict, progress: bool = False,
+        device="cpu", precision: str = "auto") -> dict:
     """Train one fresh model for one variant; return its record."""
     name, kind, options = variant
     tokenizer, train_docs, val_sets = data
@@ -97,7 +99,7 @@ def run(experiment: str, variant: tuple, data, *, seed: int, settings: dict, pro
         train_docs = train_docs[: s["small_documents"]]
     torch.manual_seed(seed)
     config = BertConfig(vocab_size=tokenizer.vocab_size, **s["sizes"])
-    model = (BertForPreTraining if kind == "pretraining" else BertForMLM)(config)
+    model = (BertForPreTraining if kind == "pretraining" else BertForMLM)(config).to(device)
     train_config = TrainConfig(steps=s["steps"], tokens_per_batch=s["tokens_per_batch"], lr=s["lr"],
                                warmup_steps=s["warmup_steps"], eval_every=s["eval_every"], seed=seed, masking=masking)
     generator = torch.Generator().manual_seed(seed)
@@ -113,7 +115,8 @@ def run(experiment: str, variant: tuple, data, *, seed: int, settings: dict, pro
         phases.append((until, PairStream(train_docs, tokenizer, max_len, passes=passes, masking=masking,
                                          generator=generator, **options)))
         previous = until
-    history = train(model, tokenizer, phases, val_sets, train_config, objective=MaskedPairs(), progress=progress)
+    history = train(model, tokenizer, phases, val_sets, train_config, objective=MaskedPairs(), progress=progress,
+                    precision=precision)
     return {"variant": name, "seed": seed, "seconds": time.perf_counter() - start,
             "examples": [len(st) for _, st in phases], "passes": [st.passes for _, st in phases],
             "documents": len(train_docs), "config": train_config.to_dict(), "history": history}
@@ -151,8 +154,10 @@ def main(argv=None) -> int:
     parser.add_argument("--corpus", help="a UTF-8 text file (documents separated by two blank lines); "
                                          "default: Shakespeare's plays")
     parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
+    add_device_options(parser)
     args = parser.parse_args(argv)
-    out = output_file(parser, "--out", args.out)
+    device, precision = where(parser, args)
+    out = output_file(parser, "--out", args.out, existing_ok=True)  # checked below
     settings = dict(PRESETS[args.preset])
     if args.steps:
         settings.update(steps=args.steps, eval_every=max(1, min(settings["eval_every"], args.steps // 2)),
@@ -178,10 +183,11 @@ def main(argv=None) -> int:
             if (variant[0], seed) in done:
                 continue
             print(f"{args.experiment}: {variant[0]}, seed {seed}", file=sys.stderr, flush=True)
-            runs.append(run(args.experiment, variant, data, seed=seed, settings=settings))
+            runs.append(run(args.experiment, variant, data, seed=seed, settings=settings, device=device,
+                            precision=precision))
             command = "python -m mlm_lib.experiments.roberta " + " ".join(sys.argv[1:] if argv is None else argv)
             result = {"experiment": args.experiment, "commands": commands + [command], "date": today(),
-                      "machine": machine(),
+                      "machine": machine(), **devices.record(device, precision),
                       "preset": args.preset, "settings": {k: list(v) if isinstance(v, tuple) else v
                                                           for k, v in settings.items()},
                       "training_documents": names, "vocab_size": tokenizer.vocab_size,

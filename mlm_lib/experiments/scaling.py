@@ -80,10 +80,11 @@ def main(argv=None) -> dict:
     parser.add_argument("--steps", type=whole_number(WARMUP + 1), default=40, help="steps per run (default 40)")
     parser.add_argument("--repeats", type=whole_number(1), default=3, help="rounds of every layout (default 3)")
     parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every run)")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     parser.add_argument("--cpus", type=whole_number(1), default=cpus(),
                         help=f"use at most this many threads in all (default: this process's CPUs, {cpus()})")
     args = parser.parse_args(argv)
-    out = output_file(parser, "--out", args.out)
+    out = output_file(parser, "--out", args.out, existing_ok=args.overwrite)
     plan = layouts(args.cpus)
     runs, started = [], time.perf_counter()
     result = {}

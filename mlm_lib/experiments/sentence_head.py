@@ -43,7 +43,8 @@ from ..model import BertForPreTraining
 from ..pairs import (MaskedPairs, PairStream, encode_documents, equal_halves, load_documents, sentence_pairs,
                      split_documents)
 from ..training import TrainConfig, train
-from ._args import machine, output_file, today, whole_number, write_json
+from .. import devices
+from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 from .roberta import final_figures
 
 # one variant: (name, SOP instead of NSP, learning rate; None: the preset's)
@@ -85,7 +86,8 @@ def rows_also_in(pairs: dict, stream: PairStream) -> float:
     return sum(tuple(r.tolist()) in seen for r in pairs["input_ids"]) / max(1, len(pairs["input_ids"]))
 
 
-def run(variant: tuple, data, *, seed: int, settings: dict, progress: bool = False, stop_at=None) -> dict:
+def run(variant: tuple, data, *, seed: int, settings: dict, progress: bool = False, stop_at=None, device="cpu",
+        precision: str = "auto") -> dict:
     """Warm-start one model from the shipped WordPiece model and train it on one sentence objective."""
     name, sop, lr = variant
     checkpoint, train_docs, val_sets = data
@@ -94,6 +96,7 @@ def run(variant: tuple, data, *, seed: int, settings: dict, progress: bool = Fal
     model = BertForPreTraining(checkpoint.model.config)
     missing = model.load_state_dict(checkpoint.model.state_dict(), strict=False).missing_keys
     assert all(k.startswith(("pooler.", "nsp_head.")) for k in missing), missing
+    model = model.to(device)
     masking = MaskingConfig()
     config = TrainConfig(steps=s["steps"], tokens_per_batch=s["batch_size"] * s["max_len"], lr=lr or s["lr"],
                          warmup_steps=s["warmup_steps"], decay=False, eval_every=s["eval_every"], seed=seed,
@@ -102,7 +105,7 @@ def run(variant: tuple, data, *, seed: int, settings: dict, progress: bool = Fal
                         generator=torch.Generator().manual_seed(seed), nsp=not sop, sop=sop)
     start = time.perf_counter()
     history = train(model, checkpoint.tokenizer, stream, val_sets, config, objective=MaskedPairs(), progress=progress,
-                    stop_at=stop_at)
+                    stop_at=stop_at, precision=precision)
     return {"variant": name, "seed": seed, "seconds": time.perf_counter() - start, "examples": len(stream),
             "also_in_training": {k: rows_also_in(v, stream) for k, v in val_sets.items()},
             "config": config.to_dict(), "history": history}
@@ -131,8 +134,10 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=whole_number(1), help="training steps per run (default: the preset's)")
     parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
     parser.add_argument("--stop-at", type=whole_number(1), help="end every pretraining at this step, its schedules still planned for the whole run: a quick check of a re-run against the shipped file (python -m mlm_lib.experiments.reproduce)")
+    add_device_options(parser)
     args = parser.parse_args(argv)
-    out = output_file(parser, "--out", args.out)
+    device, precision = where(parser, args)
+    out = output_file(parser, "--out", args.out, existing_ok=True)  # checked below
     settings = dict(PRESETS[args.preset])
     if args.steps:
         settings.update(steps=args.steps, eval_every=max(1, min(settings["eval_every"], args.steps // 2)),
@@ -164,9 +169,10 @@ def main(argv=None) -> int:
             if (variant[0], seed) in done:
                 continue
             print(f"sentence head: {variant[0]}, seed {seed}", file=sys.stderr, flush=True)
-            runs.append(run(variant, data, seed=seed, settings=settings, stop_at=args.stop_at))
+            runs.append(run(variant, data, seed=seed, settings=settings, stop_at=args.stop_at, device=device,
+                            precision=precision))
             result = {"experiment": "sentence_head", "commands": commands + [command], "date": today(),
-                      "machine": machine(), "preset": args.preset,
+                      "machine": machine(), **devices.record(device, precision), "preset": args.preset,
                       "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()},
                       "training_documents": names, "held_out_documents": list(val_docs),
                       "seconds": time.perf_counter() - started, "runs": runs, "summary": summary(runs),

@@ -166,11 +166,12 @@ def main(argv=None) -> dict:
     parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
     parser.add_argument("--save", help="write the trained model here (a checkpoint; one recipe and one seed only)")
     parser.add_argument("--save-dir", help="write every run's model into this folder, as RECIPE-sSEED.pt with its log")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --save model")
     add_device_options(parser)
     args = parser.parse_args(argv)
     device, precision = where(parser, args)
-    out = output_file(parser, "--out", args.out)
-    save = None if args.save is None else output_file(parser, "--save", args.save)
+    out = output_file(parser, "--out", args.out, existing_ok=True)  # checked below (--resume)
+    save = output_file(parser, "--save", args.save, existing_ok=args.overwrite)
     if save is not None and len(args.recipes) * len(args.seeds) != 1:
         parser.error("--save keeps one model: give one recipe and one seed with it")
     if save is not None and save.with_suffix(".json").resolve() == out.resolve():

