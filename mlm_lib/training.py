@@ -18,6 +18,7 @@ its budget is a number of steps or, for the speedruns (notebooks 14 and 16), sec
 """
 from __future__ import annotations
 
+import math
 import numbers
 import signal
 import threading
@@ -66,8 +67,8 @@ def _whole(name: str, value, smallest: int) -> None:
 
 
 def _seconds(name: str, value, smallest: float = 0.0) -> None:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= smallest:
-        raise ValueError(f"TrainConfig.{name} must be a number of seconds >= {smallest:g}, got {value!r}.")
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not smallest <= value < math.inf:
+        raise ValueError(f"TrainConfig.{name} must be a finite number of seconds >= {smallest:g}, got {value!r}.")
 
 
 DEFAULT_STEPS = 1000
@@ -128,8 +129,12 @@ class TrainConfig:
                 raise ValueError(f"TrainConfig.{name} must be True or False, got {getattr(self, name)!r}.")
         for name in ("lr", "grad_clip"):
             value = getattr(self, name)
-            if not isinstance(value, numbers.Real) or not value > 0:
-                raise ValueError(f"TrainConfig.{name} must be a positive number, got {value!r}.")
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < math.inf:
+                raise ValueError(f"TrainConfig.{name} must be a positive, finite number, got {value!r}.")
+        wd = self.weight_decay
+        if isinstance(wd, bool) or not isinstance(wd, numbers.Real) or not 0 <= wd < math.inf:
+            raise ValueError(f"TrainConfig.weight_decay must be a finite number >= 0 (BERT: 0.01), got {wd!r}: a "
+                             "negative decay pushes the weights away from zero.")
 
     @property
     def on_the_clock(self) -> bool:
@@ -451,8 +456,8 @@ def _resume(path, model, tokenizer, config, optimizer, generator) -> dict:
 
 @contextmanager
 def _stop_between_steps(active: bool):
-    """While active, Ctrl-C (or a notebook's stop button) sets a flag that the loop reads after a whole step,
-    so the state it saves is consistent; a second Ctrl-C stops at once."""
+    """While active, Ctrl-C (or a notebook's stop button) and SIGTERM (a job scheduler, `kill`) set a flag that the
+    loop reads after a whole step, so the state it saves is consistent; a second signal stops at once."""
     flag: list[bool] = []
     if not active or threading.current_thread() is not threading.main_thread():
         yield flag
@@ -463,11 +468,12 @@ def _stop_between_steps(active: bool):
             raise KeyboardInterrupt
         flag.append(True)
 
-    previous = signal.signal(signal.SIGINT, handler)
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield flag
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def train(model, tokenizer, train_data, val_data, config: TrainConfig, *, objective=None, optimizer=None,
@@ -551,6 +557,14 @@ def train(model, tokenizer, train_data, val_data, config: TrainConfig, *, object
             figures = objective.step(stepper, optimizer, batch, config, world=world, autocast_dtype=autocast_dtype,
                                      scaler=scaler)
             figures = {k: v.item() if isinstance(v, torch.Tensor) else v for k, v in figures.items()}
+            if not math.isfinite(figures["loss"]):  # nothing after this can be trusted: stop, keep the last good state
+                bar.close()
+                kept = (f"; the last good state (step {history['eval_step'][-1]}) is in {checkpoint_path}"
+                        if checkpoint_path is not None and history["eval_step"] else "")
+                raise FloatingPointError(
+                    f"The training loss became {figures['loss']} at step {step + 1}: the run diverged. Lower the "
+                    f"learning rate (lr={config.lr:g}), keep gradient clipping on (grad_clip={config.grad_clip:g}), or "
+                    f"lengthen the warm-up{kept}.")
             elapsed = time.perf_counter() - started
             spent, step, tokens = spent + elapsed, step + 1, tokens + objective.tokens(batch)
             _append(history, {"step": step, "tokens": tokens, "seconds": spent, "length": batch["inputs"].size(1),

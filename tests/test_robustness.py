@@ -44,7 +44,13 @@ def usage_error(capsys, main, argv) -> str:
     (lambda: TrainConfig(eval_windows=0), "eval_windows"),
     (lambda: TrainConfig(tokens_per_batch=32), "tokens_per_batch=32 does not hold one window"),
     (lambda: TrainConfig(masking=MaskingConfig(select_prob=0)), "nothing can be learnt"),
-    (lambda: TrainConfig(lr=0), "lr must be a positive number"),
+    (lambda: TrainConfig(lr=0), "lr must be a positive, finite number"),
+    (lambda: TrainConfig(lr=float("inf")), "lr must be a positive, finite number"),  # trained to the end on NaN
+    (lambda: TrainConfig(lr=float("nan")), "lr must be a positive, finite number"),
+    (lambda: TrainConfig(weight_decay=-0.01), "weight_decay must be a finite number >= 0"),
+    (lambda: TrainConfig(weight_decay=float("inf")), "weight_decay must be a finite number >= 0"),
+    (lambda: TrainConfig(seconds=float("inf")), "seconds must be a finite number"),  # OverflowError in lr_factor_at
+    (lambda: TrainConfig(grad_clip=float("nan")), "grad_clip must be a positive, finite number"),
     (lambda: LengthSchedule("linear", 16, 64, multiple=0), "multiple must be a whole number"),
     (lambda: LengthSchedule("fixed", 16.5, 64), "short must be a whole number"),
     (lambda: MaskingConfig(select_prob="0.15"), "select_prob must be a probability"),
@@ -97,15 +103,36 @@ def test_a_byte_order_mark_is_not_a_token(tmp_path):
 
 # ---- nothing is lost --------------------------------------------------------------------------------------
 
-def test_interrupted_run_saves_and_resumes_exactly(small_tokenizer, tmp_path):
+def test_a_diverging_run_stops_with_a_message_and_keeps_its_last_good_state(small_tokenizer, tmp_path):
+    ids = small_tokenizer.encode("the quick brown fox jumps over the lazy dog. " * 40)
+    config = TrainConfig(steps=12, tokens_per_batch=128, schedule=LengthSchedule("fixed", 16, 16), lr=3e-3,
+                         warmup_steps=2, eval_every=3, eval_windows=8)
+    torch.manual_seed(0)
+    model = tiny(small_tokenizer.vocab_size)
+
+    def poison(history):  # after the evaluation at step 6, the weights go bad
+        if history["eval_step"][-1] == 6:
+            with torch.no_grad():
+                model.layers[0].attention.query.weight.fill_(float("nan"))
+
+    with pytest.raises(FloatingPointError, match=r"loss became nan at step 7.*Lower the learning rate.*step 6"):
+        train(model, small_tokenizer, ids, ids, config, callback=poison, checkpoint_path=tmp_path / "resume.pt",
+              progress=False)
+    kept = load_checkpoint(tmp_path / "resume.pt")
+    assert kept.train_state["step"] == 6
+    assert all(torch.isfinite(t).all() for t in kept.model.state_dict().values())
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupted_run_saves_and_resumes_exactly(small_tokenizer, tmp_path, stop):
     ids = small_tokenizer.encode("the quick brown fox jumps over the lazy dog. " * 40)
     config = TrainConfig(steps=12, tokens_per_batch=128, schedule=LengthSchedule("fixed", 16, 16), lr=3e-3,
                          warmup_steps=2, eval_every=6, eval_windows=8)
     torch.manual_seed(0)
     straight = train(tiny(small_tokenizer.vocab_size), small_tokenizer, ids, ids, config, progress=False)
 
-    def press_ctrl_c(history):  # after the first evaluation (step 6), as a learner would
-        os.kill(os.getpid(), signal.SIGINT)
+    def press_ctrl_c(history):  # after the first evaluation (step 6), as a learner (or a job scheduler) would
+        os.kill(os.getpid(), stop)
 
     torch.manual_seed(0)
     with pytest.raises(KeyboardInterrupt, match="stopped after step 6"):
