@@ -189,6 +189,23 @@ def random_windows(ids: torch.Tensor, batch_size: int, length: int, generator: t
     return ids[starts[:, None] + torch.arange(length)]
 
 
+def unknown_share(tokenizer, text: str) -> float:
+    """Share of `text`'s tokens that `tokenizer` can only read as [UNK]: 0 for the text it was built from."""
+    ids = tokenizer.encode(text)
+    return float((ids == tokenizer.unk_id).float().mean()) if len(ids) else 0.0
+
+
+def check_coverage(tokenizer, text: str, what: str, fix: str, at_most: float = 0.05) -> float:
+    """The course's one vocabulary-coverage rule, for everything that reads a text with a model's tokenizer: a
+    model asked about text it cannot read ([UNK] for more than `at_most` of it) would answer outside what it was
+    trained for, silently. Refuse, saying how much is unknown and `fix`; return the share otherwise."""
+    share = unknown_share(tokenizer, text)
+    if share > at_most:
+        raise ValueError(f"{share:.1%} of {what} is unknown to this model's vocabulary (it would read [UNK] there; "
+                         f"at most {at_most:.0%} is accepted): {fix}")
+    return share
+
+
 def prepare_data(corpus: str | Path | None = None, val_fraction: float = VAL_FRACTION):
     """The corpus as the course trains on it: `(tokenizer, train_ids, val_ids)`, split as for the shipped model."""
     text = load_corpus(corpus)

@@ -58,8 +58,19 @@ def predict_masked(model, tokenizer, text: str, positions=None, *, k: int = 5, w
     for name, value in (("k", k), ("window", window)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}.")
-    positions = masked_positions(text, positions, select_prob=select_prob, seed=seed)
+    if isinstance(select_prob, bool) or not isinstance(select_prob, (int, float)) or not 0 < select_prob <= 1:
+        raise ValueError(f"select_prob is the chance of masking each character, in (0, 1]; got {select_prob!r}.")
+    if "[MASK]" in text:  # Hugging Face's fill-mask reads it as the blank; this model reads characters
+        raise ValueError("The text holds a literal '[MASK]': this model reads characters, so that would be six "
+                         "ordinary ones. Put any character where the blank goes and give its index in `positions`, "
+                         f"e.g. positions=[{text.index('[MASK]')}] for the first.")
     ids = tokenizer.encode(text)
+    if len(ids) != len(text) or (ids == tokenizer.unk_id).any():
+        unknown = sorted({c for c, i in zip(text, ids.tolist()) if i == tokenizer.unk_id}) if len(ids) == len(text) else []
+        raise ValueError(f"predict_masked reads the text character by character with the model's tokenizer, which "
+                         f"cannot read {', '.join(map(repr, unknown)) or 'it piece by piece'} (it would see [UNK] and "
+                         "guess from nothing): use characters of the text the model was trained on.")
+    positions = masked_positions(text, positions, select_prob=select_prob, seed=seed)
     masked = ids.clone()
     masked[positions] = tokenizer.mask_id
     window = min(window, len(ids), model.config.max_len)

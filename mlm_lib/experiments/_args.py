@@ -6,11 +6,13 @@ import argparse
 import json
 import os
 import platform
+import sys
 import time
 from pathlib import Path
 
 import torch
 
+from ..course.setup import busy_cpus, usable_cpus
 from ..devices import PRECISIONS, precision_for, resolve_device
 
 
@@ -85,6 +87,12 @@ def where(parser: argparse.ArgumentParser, args) -> tuple[torch.device, str]:
         parser.error(f"--device/--precision: {err}")
     if args.threads is not None:
         torch.set_num_threads(args.threads)
+    elif device.type == "cpu" and torch.get_num_threads() > 1:  # the notebooks' busy-machine warning (course.setup)
+        load, cpus = busy_cpus(), usable_cpus()
+        if load > 0.5 * cpus:
+            print(f"warning: this machine is busy (other work keeps {load:.1f} of {cpus} CPUs busy): with "
+                  f"{torch.get_num_threads()} threads each step can be many times slower; pass --threads 1",
+                  file=sys.stderr, flush=True)
     if device.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True  # float32 matmuls on tensor cores, where they remain
     return device, precision

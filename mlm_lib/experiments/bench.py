@@ -37,11 +37,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .. import devices
 from .. import dropout as dropout_module
 from ..masking import mask_tokens
 from ..model import GEGLU_WIDTH, MODEL_SIZES, MODERN, BertConfig, BertForMLM, hf_config, modernbert_config
 from ..training import adamw, train_step
-from .. import devices
 from ._args import add_device_options, output_file, today, where, whole_number, write_json
 
 _COURSE = {k: v for k, v in MODEL_SIZES["course"].items() if k in ("d_model", "n_layers", "n_heads", "d_ff")}

@@ -20,11 +20,11 @@ import time
 from pathlib import Path
 
 
+from .. import devices
 from ..course.results import curriculum_report
 from ..curriculum import fixed, linear, run_schedule, step_up, summarize
 from ..data import prepare_data
 from ..model import MODEL_SIZES
-from .. import devices
 from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 
 SIZES = MODEL_SIZES["course"]

@@ -23,16 +23,18 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 import torch
 
+from .. import devices
 from ..baselines import NgramNaiveBayes
 from ..checkpoints import load_checkpoint
+from ..data import check_coverage
 from ..finetune import (LABEL_NAMES, LEARNING_RATES, METHODS, TASK_MAX_LEN, encode_examples, evaluate_classifier,
                         fine_tune, label_budget, task_splits)
 from ..model import BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
-from .. import devices
 from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 
 # three rates each, then one more where the best was the edge of the first three (the full experiment ran them all)
@@ -130,12 +132,19 @@ def main(argv=None) -> int:
     elif out.exists():
         parser.error(f"{out} exists: give --resume to continue it, or another --out")
     model_path = args.model or default_model_path()
+    if Path(model_path).is_dir():
+        parser.error(f"--model {model_path} is a folder: give the model file in it, e.g. {Path(model_path) / 'model.pt'}")
     checkpoint = load_checkpoint(model_path)
     checkpoint.model.to(device)  # fine-tuning runs where the model is (fp32 everywhere: short runs)
     splits = task_splits(load_documents())
     if settings.get("test_examples"):  # the smoke preset: small held-out sets, so a test takes seconds
         for split in ("validation", "test"):
             splits[split]["examples"] = splits[split]["examples"][: settings["test_examples"]]
+    try:  # the task is Shakespeare's speeches: a model that cannot read them would fine-tune on [UNK]s
+        check_coverage(checkpoint.tokenizer, "".join(t for t, _ in splits["train"]["examples"][:2000]),
+                       "the task's speeches", "fine-tune a model pretrained on Shakespeare's plays (the default).")
+    except ValueError as err:
+        parser.error(str(err))
     encoded = {s: encode_examples(splits[s]["examples"], checkpoint.tokenizer, TASK_MAX_LEN) for s in ("validation", "test")}
     data = {"checkpoint": checkpoint, "splits": splits, "encoded": encoded}
     done = {(r["method"], r["budget"], r["seed"], r.get("lr")) for r in runs}

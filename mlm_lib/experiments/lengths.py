@@ -19,11 +19,11 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from .. import devices
 from ..checkpoints import load_checkpoint, save_checkpoint
-from ..data import load_corpus, train_val_split
+from ..data import check_coverage, load_corpus, train_val_split
 from ..masking import EVAL_SEED
 from ..training import evaluate
-from .. import devices
 from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 
 
@@ -70,7 +70,13 @@ def main(argv=None) -> dict:
     model, tokenizer = checkpoint.model.to(device).eval(), checkpoint.tokenizer  # evaluated where it is (fp32)
     if args.keep is not None and args.keep > model.config.max_len and hasattr(model.embeddings, "position"):
         parser.error(f"--keep {args.keep}: the model has only {model.config.max_len} position rows")
-    val_ids = tokenizer.encode(train_val_split(load_corpus(args.corpus))[1])
+    held_out = train_val_split(load_corpus(args.corpus))[1]
+    try:
+        check_coverage(tokenizer, held_out, "the held-out text", "give the corpus the model was trained on with "
+                       "--corpus (default: Shakespeare's plays).")
+    except ValueError as err:
+        parser.error(str(err))
+    val_ids = tokenizer.encode(held_out)
     result = {"command": "python -m mlm_lib.experiments.lengths " + " ".join(sys.argv[1:] if argv is None else argv),
               "checkpoint": Path(args.checkpoint).name, "machine": machine(), **devices.record(device, "fp32"),
               "date": today(),

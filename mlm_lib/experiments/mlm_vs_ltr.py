@@ -20,6 +20,7 @@ import time
 
 import torch
 
+from .. import devices
 from ..curriculum import linear
 from ..data import prepare_data
 from ..finetune import (LABEL_NAMES, LEARNING_RATES, TASK_MAX_LEN, encode_examples, evaluate_classifier, fine_tune,
@@ -28,7 +29,6 @@ from ..ltr import NextToken
 from ..model import MODEL_SIZES, BertConfig, BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
 from ..training import MaskedLM, TrainConfig, train
-from .. import devices
 from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 
 OBJECTIVES = ("masked", "left-to-right")

@@ -171,8 +171,12 @@ def main(argv=None) -> dict:
                 parser.error(f"cannot read {path} as JSON ({err}): give a results file a command wrote")
         rerun_meta = {k: loaded[1].get(k) for k in ("command", "commands", "date", "machine", "seconds",
                                                       "wall_seconds") if k in loaded[1]}
+        comparison = compare_files(*loaded)
+        if not comparison["runs"] and not comparison["rest"]["compared"]:  # "none differ" would read as reproduced
+            parser.error(f"{rerun_path} holds nothing that matches {shipped_path} (no run of the same name and seed, "
+                         "no shared figure): are they results of the same command?")
         files.append({"shipped": Path(shipped_path).name, "rerun": str(rerun_path), "rerun_meta": rerun_meta,
-                      "comparison": compare_files(*loaded)})
+                      "comparison": comparison})
     report = {"command": "python -m mlm_lib.experiments.reproduce " + " ".join(args.pairs)
               + (f" --out {args.out}" if args.out else ""),
               "date": today(), "machine": machine(),

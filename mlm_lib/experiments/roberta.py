@@ -27,13 +27,13 @@ import time
 
 import torch
 
+from .. import devices
 from ..data import CharTokenizer
 from ..masking import BERT_MASKING, MaskingConfig
 from ..model import MODEL_SIZES, BertConfig, BertForMLM, BertForPreTraining
 from ..pairs import MaskedPairs, PairStream, encode_documents, load_documents, sentence_pairs, split_documents
 from ..training import TrainConfig, train
 from ..wordpiece import COURSE_RULE, WordPieceTokenizer
-from .. import devices
 from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 
 # one variant: (name, model kind, stream options)

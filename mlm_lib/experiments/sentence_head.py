@@ -37,13 +37,13 @@ import time
 
 import torch
 
+from .. import devices
 from ..course.assets import reference_checkpoint
 from ..masking import MaskingConfig
 from ..model import BertForPreTraining
 from ..pairs import (MaskedPairs, PairStream, encode_documents, equal_halves, load_documents, sentence_pairs,
                      split_documents)
 from ..training import TrainConfig, train
-from .. import devices
 from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 from .roberta import final_figures
 

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import torch
 
+from .. import devices
 from ..checkpoints import save_checkpoint
 from ..course.results import whole_word_report
 from ..curriculum import LengthSchedule, fixed, linear
 from ..model import MODEL_SIZES, BertConfig, BertForMLM
 from ..training import TrainConfig, evaluate, train, word_mates_accuracy
 from ..wordpiece import COURSE_RULE, COURSE_VOCAB_SIZE, prepare_wordpiece_data
-from .. import devices
 from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
 
 OBJECTIVES = ("pieces", "whole words")
