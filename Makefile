@@ -1,11 +1,13 @@
 # Two commands: `make lab` (set up if needed, open the course) and `make test` (set up if needed, run every test).
 # Set-up is a virtual environment in .venv, made once and refreshed when pyproject.toml changes.
-# On Linux without a GPU, `make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu` avoids the large CUDA build.
+# On Linux without a GPU, `make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu` avoids the large CUDA build:
+# torch is installed alone from that index first (--index-url: nothing else can win), then the rest.
 PYTHON ?= python3
 VENV ?= .venv
 TORCH_INDEX ?=
 PY := $(VENV)/bin/python
-PIP_EXTRA := $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX),)
+LAB_ARGS ?=
+TORCH_REQUIREMENT := torch>=2.2,<3
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout=300
 NOTEBOOKS := $(wildcard notebooks/*/[0-9][0-9]_*.ipynb)
 BENCH_OUT ?= runs/bench-2core
@@ -16,15 +18,16 @@ $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.lab-installed: pyproject.toml | $(VENV)/bin/python
-	$(PY) -m pip install -e . $(PIP_EXTRA)
+	$(if $(TORCH_INDEX),$(PY) -m pip install "$(TORCH_REQUIREMENT)" --index-url $(TORCH_INDEX),)
+	$(PY) -m pip install -e .
 	touch $@
 
 $(VENV)/.test-installed: pyproject.toml $(VENV)/.lab-installed
-	$(PY) -m pip install -e '.[test]' $(PIP_EXTRA)
+	$(PY) -m pip install -e '.[test]'
 	touch $@
 
 lab: $(VENV)/.lab-installed
-	cd notebooks && $(abspath $(VENV))/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root,)
+	cd notebooks && $(abspath $(VENV))/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
 
 test: $(VENV)/.test-installed
 	$(PY) -m pytest tests notebooks $(NBVAL)

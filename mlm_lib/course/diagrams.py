@@ -131,10 +131,23 @@ def _wrap(text: str, width: int) -> str:
     return "\n".join(lines + [line])
 
 
-def course_map(folder, here: str | None = None):
+def course_notebooks() -> Path:
+    """The course's `notebooks/` folder, found from the installed library (it sits beside `mlm_lib/` in the
+    course's folder, which `pip install -e .` installs), never from the working directory: papermill from the
+    repository root, Colab and CI jobs run notebooks from elsewhere."""
+    folder = Path(__file__).resolve().parents[2] / "notebooks"
+    if not any(folder.glob("*/[0-9][0-9]_*.ipynb")):
+        raise FileNotFoundError(f"The course's notebooks are not beside the installed mlm_lib ({folder}): install the "
+                                "course from its folder with `pip install -e .`, or pass the folder that holds them: "
+                                "course_map('path/to/notebooks').")
+    return folder
+
+
+def course_map(folder=None, here: str | None = None):
     """The course as a path: one row per part, one box per notebook with its number and title, read from the
-    notebooks themselves; `here` (a number such as "00") is drawn darker."""
-    notebooks = notebook_titles(folder)
+    notebooks themselves (in `folder`, default the course's own, `course_notebooks()`); `here` (a number such as
+    "00") is drawn darker."""
+    notebooks = notebook_titles(course_notebooks() if folder is None else folder)
     parts = list(dict.fromkeys(p for p, _, _ in notebooks))
     per_row = max(sum(p == part for p, _, _ in notebooks) for part in parts)
     bw, bh, gap, left = 1.45, 0.62, 0.28, 0.25

@@ -62,14 +62,20 @@ def busy_cpus(interval: float = 0.5) -> float:
             return 0.0
 
 
-def setup_notebook(seed: int = 0, *, threads: int | None = None, dpi: int = 80) -> None:
+def setup_notebook(seed: int = 0, *, threads: int | None = None, dpi: int = 80, device: str | None = None):
     """Seed Python's and torch's random numbers, set torch's threads (`threads`, or the usable CPUs), make
     figures small enough for a stored notebook, and print what this notebook runs on (versions, threads)
-    so a learner can compare with the stored run."""
+    so a learner can compare with the stored run.
+
+    With `device` (the notebook's parameter: "auto", "cpu", "cuda", "mps"), also resolve it by the course's one
+    rule (`mlm_lib.devices`), print where models will train and in what precision, and return the
+    `torch.device` for the notebook's cells to move their models to."""
     import mlm_lib
+    from mlm_lib.devices import describe, resolve_device
 
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ValueError(f"threads must be a whole number >= 1 (or None for the usable CPUs), got {threads!r}.")
+    where = None if device is None else resolve_device(device)  # a device this machine lacks: refused by name
     cpus = usable_cpus()
     torch.set_num_threads(threads or cpus)
     show_exercise_errors()
@@ -78,8 +84,11 @@ def setup_notebook(seed: int = 0, *, threads: int | None = None, dpi: int = 80) 
     plt.rcParams["figure.dpi"] = dpi
     print(f"Python {platform.python_version()} | torch {torch.__version__} | matplotlib {matplotlib.__version__} "
           f"| mlm_lib {mlm_lib.__version__} | {torch.get_num_threads()} CPU threads ({cpus} usable)")
+    if where is not None:
+        print(f"models train and evaluate on: {describe(where)}")
     load = busy_cpus()
     if torch.get_num_threads() > 1 and load > 0.5 * cpus:
         warnings.warn(f"This machine is busy (load {load:.1f} on {cpus} CPUs). Training cells can then run several "
                       "times slower with more than one thread: set `threads = 1` in the parameters cell and run "
                       "the notebook again. The time estimates assume an idle machine.", stacklevel=2)
+    return where
