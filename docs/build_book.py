@@ -47,8 +47,28 @@ html_static_path = []
 '''
 
 
+# A course notebook's name: two digits, then lower-case words (`05_training.ipynb`). JupyterLab's "Duplicate"
+# (`05_training-Copy1.ipynb`) and other stray files are not chapters (mlm_lib.course.student.NOTEBOOK_NAME).
+NOTEBOOK_NAME = re.compile(r"[0-9][0-9]_[a-z0-9_]+\.ipynb")
+
+
 def notebooks() -> list[Path]:
-    return sorted((ROOT / "notebooks").glob("*/[0-9][0-9]_*.ipynb"))
+    found = sorted((ROOT / "notebooks").glob("*/[0-9][0-9]_*.ipynb"))
+    for stray in (p for p in found if not NOTEBOOK_NAME.fullmatch(p.name)):
+        print(f"book: left out {stray.relative_to(ROOT)} (not a course notebook's name, NN_words.ipynb: a copy?)",
+              file=sys.stderr)
+    return [p for p in found if NOTEBOOK_NAME.fullmatch(p.name)]
+
+
+def readable(paths: list[Path]) -> None:
+    """Every notebook must be JSON before Sphinx reads it: a broken one is named here, not 67 lines into Sphinx."""
+    for path in paths:
+        try:
+            json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, ValueError) as err:
+            shown = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+            raise SystemExit(f"book: {shown} is not a readable notebook ({str(err)[:120]}); restore it, e.g. "
+                             f"`git checkout -- {shown}`")
 
 
 def title(path: Path) -> str:
@@ -95,9 +115,17 @@ def source_tree() -> Path:
 
 def build() -> float:
     start = time.perf_counter()
+    readable(notebooks())
+    try:
+        import sphinx  # noqa: F401  (the book's own environment has it; the course's does not)
+    except ModuleNotFoundError:
+        raise SystemExit("book: Sphinx is not installed in this Python: build the book with `make book`, which "
+                         "makes its own environment (.venv-book) from docs/book-requirements.txt") from None
     src = source_tree()
     html = OUT / "html"
-    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "auto", str(src), str(html)], check=True)
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-j", "auto", str(src), str(html)])
+    if done.returncode:
+        raise SystemExit(f"book: Sphinx failed (exit {done.returncode}); its message is above")
     return time.perf_counter() - start
 
 

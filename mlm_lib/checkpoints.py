@@ -89,6 +89,10 @@ def load_checkpoint(path, *, model: BertEncoder | None = None, tokenizer=None) -
     made for another vocabulary or model shape is refused with a message saying what differs.
     """
     path = Path(path)
+    if path.is_dir():
+        inside = ", ".join(p.name for p in sorted(path.glob("*.pt"))) or "no .pt file"
+        raise FileNotFoundError(f"{path} is a folder ({inside}): give the checkpoint file in it, e.g. "
+                                f"{path / 'model.pt'} (a run folder's weights; resume.pt holds the training state).")
     if not path.is_file():
         raise FileNotFoundError(f"No checkpoint at {path}.")
     try:

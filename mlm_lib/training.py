@@ -31,7 +31,7 @@ import torch.nn.functional as F
 
 from . import devices, distributed
 from .checkpoints import load_checkpoint, save_checkpoint
-from .data import random_windows
+from .data import VAL_FRACTION, random_windows
 from .masking import BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MaskingConfig, first_piece, mask_tokens, mask_whole_words
 from .model import BertForMLM
 from .schedules import LengthSchedule, lr_factor
@@ -397,6 +397,13 @@ class MaskedLM:
     def check(self, tokenizer, train_data, val_data, config: TrainConfig) -> None:
         _check_word_ids_for(train_data, self.train_word_ids, config.whole_word, "training")
         _check_word_ids_for(val_data, self.val_word_ids, config.whole_word, "held-out")
+        length = config.schedule.length_at(1.0)  # before any step: a short text must not fail at the first evaluation
+        for what, ids in (("training", train_data), ("held-out", val_data)):
+            if len(ids) < length:
+                raise ValueError(f"The {what} text has {len(ids):,} tokens, fewer than one window of {length}: give a "
+                                 f"longer text (the held-out part is the last {VAL_FRACTION:.0%} of a corpus, so a "
+                                 f"corpus needs at least {int(length / VAL_FRACTION) + 1:,} tokens) or train on "
+                                 "shorter windows.")
 
     def batch(self, tokenizer, train_data, config: TrainConfig, progress: float, generator) -> dict:
         inputs, labels = training_batch(train_data, tokenizer, config, progress, generator, self.train_word_ids)
@@ -445,9 +452,12 @@ def _resume(path, model, tokenizer, config, optimizer, generator) -> dict:
     state = ckpt.train_state
     if state is None or ckpt.optimizer_state is None:
         raise ValueError(f"{path} holds weights only, no training state: it cannot be resumed.")
-    if TrainConfig.from_dict(state["config"]).to_dict() != config.to_dict():
-        raise ValueError("This checkpoint was trained with a different TrainConfig; resume with "
-                         "TrainConfig.from_dict(load_checkpoint(path).train_state['config']).")
+    saved, now = TrainConfig.from_dict(state["config"]).to_dict(), config.to_dict()
+    if saved != now:
+        differ = ", ".join(f"{k} {saved[k]!r} (now {now[k]!r})" for k in saved if saved[k] != now.get(k))
+        raise ValueError(f"{path} was trained with other settings: {differ}. Resume with the settings it was made "
+                         "with (the same command line, or TrainConfig.from_dict(load_checkpoint(path)."
+                         "train_state['config'])), or start a new run.")
     optimizer.load_state_dict(ckpt.optimizer_state)
     generator.set_state(state["generator"])
     torch.set_rng_state(state["torch_rng"])
@@ -514,6 +524,9 @@ def train(model, tokenizer, train_data, val_data, config: TrainConfig, *, object
     world = distributed.current()
     if world.size == 1:  # alone, the batches follow the model, wherever it is (under torchrun: the rank's GPU)
         world = distributed.World(device=devices.model_device(model))
+    if world.device.type not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"The model is on {world.device}: the course trains on cpu, cuda or mps; move it there first, "
+                         "e.g. model.to(mlm_lib.devices.resolve_device('auto')).")
     precision = devices.precision_for(world.device, precision)
     autocast_dtype, scaler = PRECISIONS[precision], devices.grad_scaler(precision, world.device)
     if world.size > 1 and not objective.distributed:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import mlm_lib
+from mlm_lib.course.student import course_notebooks
 
 PACKAGE = Path(mlm_lib.__file__).parent
 CONCEPTS = sorted(p for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
@@ -158,7 +159,7 @@ def test_only_training_runs_a_training_loop(path):
                                         "mlm_lib.training.train with an objective instead")
 
 
-NOTEBOOKS = sorted((PACKAGE.parent / "notebooks").glob("*/[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = course_notebooks(PACKAGE.parent / "notebooks")
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

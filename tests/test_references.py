@@ -10,9 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
+from mlm_lib.course.student import course_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted((ROOT / "notebooks").glob("*/[0-9][0-9]_*.ipynb"))
+NOTEBOOKS = course_notebooks(ROOT / "notebooks")
 PAPERS = ("BERT", "RoBERTa", "ELECTRA", "ModernBERT", "paper", "Table", "Devlin", "Clark", "Warner", "Liu", "Xiong",
           "Cramming", "Wettig", "Google", "appendix")
 

@@ -25,6 +25,7 @@ import torch
 from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from ..masking import IGNORE_INDEX, MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED
+from .student import course_notebooks
 from .viz import DPI, OUTCOME_COLOURS, _show_char, fonts_for
 
 # one palette for the structures: what a token is, what the network does, what comes out, what is learnt
@@ -111,7 +112,7 @@ def notebook_titles(folder) -> list[tuple[str, str, str]]:
     reading order, read from each notebook's first heading ("# 05 · Training: the masked-LM loss, ..." gives
     "Training")."""
     out = []
-    for path in sorted(Path(folder).glob("*/[0-9][0-9]_*.ipynb")):
+    for path in course_notebooks(folder):
         first = "".join(json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"]).splitlines()[0]
         title = re.split(r":| — ", re.sub(r"^#+\s*\d+\s*·\s*", "", first))[0].strip()
         out.append((path.parent.name, path.name[:2], title))
@@ -131,12 +132,12 @@ def _wrap(text: str, width: int) -> str:
     return "\n".join(lines + [line])
 
 
-def course_notebooks() -> Path:
+def course_folder() -> Path:
     """The course's `notebooks/` folder, found from the installed library (it sits beside `mlm_lib/` in the
     course's folder, which `pip install -e .` installs), never from the working directory: papermill from the
     repository root, Colab and CI jobs run notebooks from elsewhere."""
     folder = Path(__file__).resolve().parents[2] / "notebooks"
-    if not any(folder.glob("*/[0-9][0-9]_*.ipynb")):
+    if not course_notebooks(folder):
         raise FileNotFoundError(f"The course's notebooks are not beside the installed mlm_lib ({folder}): install the "
                                 "course from its folder with `pip install -e .`, or pass the folder that holds them: "
                                 "course_map('path/to/notebooks').")
@@ -145,9 +146,9 @@ def course_notebooks() -> Path:
 
 def course_map(folder=None, here: str | None = None):
     """The course as a path: one row per part, one box per notebook with its number and title, read from the
-    notebooks themselves (in `folder`, default the course's own, `course_notebooks()`); `here` (a number such as
+    notebooks themselves (in `folder`, default the course's own, `course_folder()`); `here` (a number such as
     "00") is drawn darker."""
-    notebooks = notebook_titles(course_notebooks() if folder is None else folder)
+    notebooks = notebook_titles(course_folder() if folder is None else folder)
     parts = list(dict.fromkeys(p for p, _, _ in notebooks))
     per_row = max(sum(p == part for p, _, _ in notebooks) for part in parts)
     bw, bh, gap, left = 1.45, 0.62, 0.28, 0.25

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import re
 from pathlib import Path
 
 import nbformat
@@ -120,6 +121,16 @@ def student_notebook(nb):
             cell.outputs, cell.execution_count = [], None
     nb.metadata.pop("widgets", None)
     return nb
+
+
+# A course notebook's name: two digits, then lower-case words (`05_training.ipynb`). JupyterLab's "Duplicate"
+# (`05_training-Copy1.ipynb`) is not one: the tests, the course map and the book leave such copies out.
+NOTEBOOK_NAME = re.compile(r"[0-9][0-9]_[a-z0-9_]+\.ipynb")
+
+
+def course_notebooks(folder) -> list[Path]:
+    """The course's notebooks in `folder` (the course's `notebooks/`): NN_name.ipynb in a part's folder, in order."""
+    return [p for p in sorted(Path(folder).glob("*/[0-9][0-9]_*.ipynb")) if NOTEBOOK_NAME.fullmatch(p.name)]
 
 
 def notebooks_in(folder) -> list[Path]:

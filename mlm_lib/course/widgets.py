@@ -208,6 +208,8 @@ def attention_widget(model, tokenizer, text: str):
 def fill_blanks_view(model, tokenizer, text: str, blank: str = "_", k: int = 3):
     """Let the model fill every `blank` character of `text`. Returns (filled text, HTML with the filled-in
     characters highlighted and their runners-up on hover, the list of `Prediction`s)."""
+    if not isinstance(blank, str) or len(blank) != 1:
+        raise ValueError(f"blank is the one character that marks a missing one (default '_'), got {blank!r}.")
     positions = [i for i, c in enumerate(text) if c == blank]
     if not positions:
         raise ValueError(f"Put at least one {blank} where a character is missing, e.g. 'To be, or n{blank}t to be'.")
@@ -250,6 +252,11 @@ def fill_blanks_widget(model, tokenizer, text: str):
 
 # ---- 06 predictions -----------------------------------------------------------------------------------
 
+# characters: one update took 85 ms on 300 (the benchmark command's interaction figure, 2-core CPU, 2026-11-25), so
+# about a second at this limit; the newcomer probe measured 35 s a keystroke on 110,000
+MAX_EXPLORED = 3000
+
+
 @torch.no_grad()
 def prediction_view(model, tokenizer, text: str, positions=None, *, select_prob: float = BERT_MASKING.select_prob,
                     seed: int = 0, k: int = 5, focus: int = 0, window: int = 64):
@@ -259,6 +266,9 @@ def prediction_view(model, tokenizer, text: str, positions=None, *, select_prob:
     Returns (HTML: the text with the guesses coloured right/wrong, then where blank number `focus` looked;
     a Figure: that blank's top-k candidates; the list of `Prediction`s).
     """
+    if len(text) > MAX_EXPLORED:  # each edit recomputes every blank: a long text would stall the widget
+        raise ValueError(f"The explorer reads at most {MAX_EXPLORED:,} characters at a time ({len(text):,} given): "
+                         "paste a passage, not a whole text (predict_masked takes any length).")
     _known(text, tokenizer)
     predictions = predict_masked(model, tokenizer, text, positions, k=k, window=window, select_prob=select_prob,
                                  seed=seed)

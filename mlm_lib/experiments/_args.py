@@ -7,6 +7,7 @@ import json
 import os
 import platform
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,10 +31,18 @@ def whole_number(minimum: int = 1):
 
 
 def _writable_folder(folder: Path) -> bool:
-    """Whether `folder` (or the nearest existing folder above it, where it would be made) takes new files."""
+    """Whether `folder` (or the nearest existing folder above it, where it would be made) takes new files: tried
+    by making (and at once removing) a file there, since permission bits say yes to root even where no file can
+    be made (/proc, a read-only mount)."""
     while not folder.exists():
         folder = folder.parent
-    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+    if not folder.is_dir():
+        return False
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False
 
 
 def output_file(parser: argparse.ArgumentParser, option: str, path, *, existing_ok: bool = False) -> Path | None:

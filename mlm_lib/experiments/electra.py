@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -156,8 +157,8 @@ def main(argv=None) -> dict:
     device, precision = where(parser, args)
     out = output_file(parser, "--out", args.out, existing_ok=True)  # checked below
     save_dir = None if args.save_dir is None else output_folder(parser, "--save-dir", args.save_dir)
-    if not args.minutes > 0:
-        parser.error("--minutes must be positive")
+    if not 0 < args.minutes < math.inf:
+        parser.error("--minutes must be a positive, finite number")
     if out.exists() and not args.resume:
         parser.error(f"{out} exists: give --resume to continue it, or another --out")
     settings = PRESETS[args.preset]

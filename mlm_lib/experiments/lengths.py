@@ -64,6 +64,8 @@ def main(argv=None) -> dict:
     save = output_file(parser, "--save", args.save, existing_ok=args.overwrite)
     if (args.keep is None) != (save is None):
         parser.error("--keep and --save go together: --keep 64 --save OUT.pt")
+    if Path(args.checkpoint).is_dir():
+        parser.error(f"{args.checkpoint} is a folder: give the model file in it, e.g. {Path(args.checkpoint) / 'model.pt'}")
     if not Path(args.checkpoint).is_file():
         parser.error(f"{args.checkpoint}: no such file")
     checkpoint = load_checkpoint(args.checkpoint)

@@ -118,6 +118,11 @@ def main(argv=None) -> dict:
     except KeyboardInterrupt as stop:
         distributed.finish()
         sys.exit(f"\nInterrupted ({stop}). Continue with the same command and --resume.")
+    except ValueError as err:  # settings the data or the checkpoint cannot take, found before any step
+        distributed.finish()
+        if args.resume and "vocabulary" in str(err):
+            parser.error(f"--resume: {err} (the run was made with another --corpus: give the same one)")
+        parser.error(f"{'--resume: ' if args.resume else ''}{err}")
     except (RuntimeError, ConnectionError) as err:
         if world.size == 1:
             raise

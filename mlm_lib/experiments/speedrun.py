@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -179,8 +180,8 @@ def main(argv=None) -> dict:
     save_dir = None if args.save_dir is None else output_folder(parser, "--save-dir", args.save_dir)
     if save is not None and save_dir is not None:
         parser.error("give --save (one model) or --save-dir (every run's), not both")
-    if not args.minutes > 0 or not args.eval_seconds > 0:
-        parser.error("--minutes and --eval-seconds must be positive")
+    if not 0 < args.minutes < math.inf or not 0 < args.eval_seconds < math.inf:
+        parser.error("--minutes and --eval-seconds must be positive, finite numbers")
     runs, commands = [], []
     if out.exists():
         if not args.resume:
