@@ -196,3 +196,39 @@ def test_B19_a_busy_machine_is_named_with_the_fix_and_threads_can_be_set(monkeyp
         assert torch.get_num_threads() == 1 and "busy" not in capsys.readouterr().err
     finally:
         torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("content, message", [
+    (b"", "is empty"),                                   # B06
+    (b"   \n\n  ", "is empty"),                          # B07
+    (b"a", "too short to split"),                        # B08, B34c
+    (bytes(range(256)) * 16, "is not UTF-8 text"),       # B09, B10
+])
+@pytest.mark.parametrize("command", ["pretrain", "curriculum", "whole_word", "lengths"])
+def test_B06_B10_B34c_a_corpus_the_library_refuses_is_a_usage_error(command, content, message, tmp_path, capsys):
+    from mlm_lib.experiments import curriculum, whole_word
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(content)
+    argv = {"pretrain": (pretrain.main, ["--config", "smoke", "--out", str(tmp_path / "r")]),
+            "curriculum": (curriculum.main, ["--preset", "smoke"]),
+            "whole_word": (whole_word.main, ["--preset", "smoke"]),
+            "lengths": (lengths.main, [str(reference_checkpoint_path())])}[command]
+    err = usage_error(capsys, argv[0], argv[1] + ["--corpus", str(corpus)])
+    assert "--corpus: " in err and message in err
+
+
+def reference_checkpoint_path():
+    from importlib.resources import files
+
+    return files("mlm_lib.course.assets") / "checkpoints" / "shakespeare-char.pt"
+
+
+def test_B29e_R01_the_last_fields_are_usage_errors_too(tmp_path, capsys):
+    from mlm_lib.course import release
+
+    err = usage_error(capsys, speedrun.main, ["--preset", "smoke", "--eval-seconds", "0.0001", "--out",
+                                              str(tmp_path / "s.json")])
+    assert "--eval-seconds" in err
+    err = usage_error(capsys, release.main, [str(tmp_path / "nowhere")])
+    assert "No folder" in err

@@ -89,7 +89,10 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
     import mlm_lib
 
-    notebooks = notebooks_in(args.folder)
+    try:
+        notebooks = notebooks_in(args.folder)
+    except FileNotFoundError as err:
+        parser.error(str(err))
     if args.only:
         notebooks = [p for p in notebooks if p.name[:2] in args.only]
         if not notebooks:

@@ -9,6 +9,7 @@ import platform
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -71,6 +72,17 @@ def output_folder(parser: argparse.ArgumentParser, option: str, path) -> Path:
     if not _writable_folder(path):
         parser.error(f"{option} {path}: cannot write there (no permission)")
     return path
+
+
+@contextmanager
+def refusals(parser: argparse.ArgumentParser, option: str | None = None):
+    """Input the library refuses (a corpus that is empty, not UTF-8 or too short; a damaged checkpoint; a missing
+    folder) raises a ValueError or FileNotFoundError whose message names the fix: a command shows that message as a
+    usage error, without the traceback in front of it."""
+    try:
+        yield
+    except (ValueError, FileNotFoundError) as err:
+        parser.error(f"{option}: {err}" if option else str(err))
 
 
 def add_device_options(parser: argparse.ArgumentParser) -> None:

@@ -25,7 +25,7 @@ from ..course.results import curriculum_report
 from ..curriculum import fixed, linear, run_schedule, step_up, summarize
 from ..data import prepare_data
 from ..model import MODEL_SIZES
-from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
+from ._args import add_device_options, machine, output_file, refusals, today, where, whole_number, write_json
 
 SIZES = MODEL_SIZES["course"]
 
@@ -107,7 +107,9 @@ def main(argv=None) -> dict:
         print(f"done: {last['label']} seed {last['seed']} ({len(result['runs'])} runs, "
               f"{result['wall_seconds'] / 60:.1f} min)", flush=True)
 
-    result = run_experiment(args.preset, data=prepare_data(args.corpus), seeds=args.seeds, progress=args.progress,
+    with refusals(parser, "--corpus" if args.corpus else None):
+        data = prepare_data(args.corpus)
+    result = run_experiment(args.preset, data=data, seeds=args.seeds, progress=args.progress,
                             on_run=save, stop_at=args.stop_at, device=device, precision=precision)
     if "summary" in result:
         print(curriculum_report(result))

@@ -24,7 +24,7 @@ from ..checkpoints import load_checkpoint, save_checkpoint
 from ..data import check_coverage, load_corpus, train_val_split
 from ..masking import EVAL_SEED
 from ..training import evaluate
-from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
+from ._args import add_device_options, machine, output_file, refusals, today, where, whole_number, write_json
 
 
 def accuracy_by_length(model, tokenizer, val_ids, lengths, windows: int) -> dict:
@@ -72,7 +72,8 @@ def main(argv=None) -> dict:
     model, tokenizer = checkpoint.model.to(device).eval(), checkpoint.tokenizer  # evaluated where it is (fp32)
     if args.keep is not None and args.keep > model.config.max_len and hasattr(model.embeddings, "position"):
         parser.error(f"--keep {args.keep}: the model has only {model.config.max_len} position rows")
-    held_out = train_val_split(load_corpus(args.corpus))[1]
+    with refusals(parser, "--corpus" if args.corpus else None):
+        held_out = train_val_split(load_corpus(args.corpus))[1]
     try:
         check_coverage(tokenizer, held_out, "the held-out text", "give the corpus the model was trained on with "
                        "--corpus (default: Shakespeare's plays).")

@@ -37,7 +37,7 @@ from ..masking import EVAL_SEED
 from ..model import MODEL_SIZES, BertConfig, BertForMLM
 from ..training import TrainConfig, evaluate, train
 from ..devices import record
-from ._args import add_device_options, machine, output_folder, today, where, whole_number, write_json
+from ._args import add_device_options, machine, output_folder, refusals, today, where, whole_number, write_json
 
 CONFIGS = {
     "shakespeare-char": (
@@ -106,7 +106,8 @@ def main(argv=None) -> dict:
         parser.error(f"--corpus {args.corpus}: no such file")
     out.mkdir(parents=True, exist_ok=True)
     world = distributed.init(device.type if distributed.launched_by_torchrun() else str(device))
-    tokenizer, train_ids, val_ids = prepare_data(args.corpus)
+    with refusals(parser, "--corpus" if args.corpus else None):
+        tokenizer, train_ids, val_ids = prepare_data(args.corpus)
     torch.manual_seed(args.seed)  # the same initial weights on every rank
     model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **sizes)).to(world.device)
 

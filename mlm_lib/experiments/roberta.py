@@ -34,7 +34,7 @@ from ..model import MODEL_SIZES, BertConfig, BertForMLM, BertForPreTraining
 from ..pairs import MaskedPairs, PairStream, encode_documents, load_documents, sentence_pairs, split_documents
 from ..training import TrainConfig, train
 from ..wordpiece import COURSE_RULE, WordPieceTokenizer
-from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
+from ._args import add_device_options, machine, output_file, refusals, today, where, whole_number, write_json
 
 # one variant: (name, model kind, stream options)
 EXPERIMENTS = {
@@ -172,7 +172,8 @@ def main(argv=None) -> int:
     elif out.exists():
         parser.error(f"{out} exists: give --resume to continue it, or another --out")
     started = time.perf_counter()
-    tokenizer, train_docs, val_docs, names = prepare(settings, args.corpus)
+    with refusals(parser, "--corpus" if args.corpus else None):
+        tokenizer, train_docs, val_docs, names = prepare(settings, args.corpus)
     if settings.get("train_documents"):  # the smoke preset: a few plays, so a test takes seconds
         train_docs, names = train_docs[: settings["train_documents"]], names[: settings["train_documents"]]
     val_sets = held_out_sets(tokenizer, val_docs, settings)

