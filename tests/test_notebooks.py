@@ -161,3 +161,29 @@ def test_a_learner_sees_the_check_message_not_its_frames():
     assert "in your code, line 5: return torch.nn.functional.cross_entropy(logits, labels)" in shown
     assert "Hint: F.cross_entropy wants logits of shape (N, V)" in shown
     assert "site-packages" not in shown and "expected =" not in shown
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("copy", ["teaching", "student"])
+def test_the_learners_answer_is_what_the_check_grades(copy, tmp_path):
+    """Notebook 00 tells a learner to write an answer in a new cell right above the check cell. There, in the
+    teaching notebook (below the folded solution) and in a student copy (below the `raise NotImplementedError`
+    stub), a wrong answer must be what the check sees and rejects: an off-by-one `blank_positions` once got
+    "✓ Correct" because the folded solution, run after the learner's cell, redefined it."""
+    import nbclient
+
+    path = next(p for p in NOTEBOOKS if p.stem == "00_overview")
+    nb = nbformat.read(path, as_version=4)
+    if copy == "student":
+        nb = student_notebook(nb)
+    solution = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "def blank_positions" in c.source)
+    check = next(i for i, c in enumerate(nb.cells) if i > solution and c.cell_type == "code")
+    assert "check_blank_positions" in nb.cells[check].source
+    wrong = nbformat.v4.new_code_cell("def blank_positions(text):\n"
+                                      "    return [i + 1 for i, c in enumerate(text) if c == '_']  # off by one")
+    nb.cells = nb.cells[:check] + [wrong, nb.cells[check]]
+    client = nbclient.NotebookClient(nb, timeout=CELL_TIMEOUT, kernel_name="python3",
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    with pytest.raises(nbclient.exceptions.CellExecutionError) as failure:
+        client.execute()
+    assert failure.value.ename == "ExerciseError" and "Correct" not in failure.value.evalue

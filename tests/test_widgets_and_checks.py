@@ -387,6 +387,8 @@ WRONG_ANSWERS = [
     (checks.check_lr_at, lambda s, w, t, b: b * ((s + 1) / w if s <= w else (t - s) / (t - w)), "not <="),
     (checks.check_lr_at, lambda s, w, t, b: b * ((s + 1) / w if s < w else (t - s) / (t - w)), "never below 0"),
     (checks.check_blank_positions, lambda t: (i for i, c in enumerate(t) if c == "_"), "generator"),
+    # the learner review's accepted wrong answer (00 ex2): str.replace writes at the first occurrence
+    (checks.check_fill_in, lambda t, ps, gs: _replace_each(t, ps, gs), "str.replace changes the first place"),
     (checks.check_fill_in, lambda t, ps, gs: "".join(gs[[i for i, x in enumerate(t) if x == "_"].index(i)]
                                                       if c == "_" else c for i, c in enumerate(t)), "do not look for"),
     (checks.check_make_labels, lambda ids, out: torch.where(out != 0, ids.float(), torch.full((1,), -100.0)),
@@ -444,3 +446,9 @@ def test_wordpiece_views_and_widgets():
     explorer = prediction_widget(model, tok, text)
     explorer.children[0].value = text * 3  # too long: a message
     explorer.children[2].children[0].value = False
+
+
+def _replace_each(text, positions, guesses):
+    for position, guess in zip(positions, guesses):
+        text = text.replace(text[position], guess, 1)
+    return text

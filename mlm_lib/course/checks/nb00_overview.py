@@ -30,11 +30,17 @@ def check_blank_positions(fn) -> None:
 def check_fill_in(fn) -> None:
     """fn(text, positions, guesses) -> text with guesses[i] written at positions[i]."""
     cases = [("To b_ or n_t", [4, 10], ["e", "o"], "To be or not"), ("_a_", [0, 2], ["b", "t"], "bat"),
-             ("same", [], [], "same"), ("abcdef", [3, 0], ["Y", "X"], "XbcYef")]
+             ("same", [], [], "same"), ("abcdef", [3, 0], ["Y", "X"], "XbcYef"),
+             ("banana", [5], ["o"], "banano"), ("To b_ or n_t", [10, 4], ["o", "e"], "To be or not")]
     for text, positions, guesses, expected in cases:
         got = _call(fn, text, positions, guesses)
         if got == expected:
             continue
+        if isinstance(got, str) and len(got) == len(text) and any(text.replace(text[p], g, 1) == got
+                                                                   for p, g in zip(positions, guesses)):
+            raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}: str.replace changes the "
+                                "first place where that character occurs, which need not be the position you meant. "
+                                "Write at the position itself.")
         if isinstance(got, list):
             raise ExerciseError("Return a string: join the characters back together with ''.join(...).")
         if isinstance(got, str) and len(got) != len(text):
