@@ -24,7 +24,7 @@ scaling, lengths, speedrun).
 
 The names below are the public API: `from mlm_lib import mask_tokens, BertForMLM, train`.
 """
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 from .attention import MultiHeadAttention, causal_bias, padding_bias, scaled_dot_product_attention, softmax_entropy
 from .baselines import NeighbourCountModel, NgramNaiveBayes, count_model_baseline, unigram_baseline

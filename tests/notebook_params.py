@@ -28,7 +28,7 @@ SMALL = {
     "11_fine_tuning": {"seed": 1, "budget": 20, "steps": 5},
     "12_hugging_face": {"seed": 1, "fine_tune_steps": 3, "text": "Friends, Romans, countrymen"},
     "13_mlm_vs_ltr": {"seed": 1, "steps": 10},
-    "14_how_fast": {"seed": 1, "steps": 10},
+    "14_how_fast": {"seed": 1, "steps": 4},
     "15_electra": {"seed": 1, "diagnosis_steps": 20},
     "16_modern_encoder": {"seed": 1, "d_head": 8},
 }
