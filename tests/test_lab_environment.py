@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from notebook_params import NOTEBOOKS, with_small_parameters
+from notebook_params import NOTEBOOKS
 
 ROOT = Path(__file__).resolve().parents[1]
 
