@@ -104,7 +104,7 @@ def test_resume_continues_exactly(small_tokenizer, tmp_path):
     assert resumed["step"] == whole["step"]
     assert resumed["loss"] == whole["loss"]  # bit-identical on one CPU
     assert resumed["val_loss"] == whole["val_loss"]
-    with pytest.raises(ValueError, match="different TrainConfig"):
+    with pytest.raises(ValueError, match="trained with other settings"):
         train(model, small_tokenizer, ids, ids, TrainConfig(steps=99), resume_from=path, progress=False)
 
 
