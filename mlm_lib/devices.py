@@ -1,7 +1,8 @@
 """Where a model computes, and in what precision: one rule for the whole course.
 
-Taught in notebook 05 (training), §4 ("where it runs"); every notebook that trains or evaluates a model takes a
-`device` parameter (default "auto") and every command a `--device` option, both read through `resolve_device`.
+Used from notebook 05 (training) on: its hand-written loop in §3 moves each batch to `device` itself, and `train`
+in §4 does it for you. Every notebook that trains or evaluates a model takes a `device` parameter (default "auto")
+and every command a `--device` option, both read through `resolve_device`.
 
 The rule:
 * `"auto"` is an NVIDIA (or AMD) GPU if PyTorch sees one (`cuda`), else an Apple GPU (`mps`) where PyTorch's MPS
@@ -132,7 +133,7 @@ def grad_scaler(precision: str, device: torch.device | str):
 
 
 def device_name(device: torch.device | str) -> str:
-    """The device's real name: the GPU's model, or the CPU's architecture and thread count."""
+    """The device's real name: the GPU's model, or the CPU's architecture (`describe` adds the thread count)."""
     device = torch.device(device)
     if device.type == "cuda":
         return torch.cuda.get_device_name(device)
