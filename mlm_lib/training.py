@@ -72,6 +72,7 @@ def _seconds(name: str, value, smallest: float = 0.0) -> None:
 
 
 DEFAULT_STEPS = 1000
+DEFAULT_WARMUP_STEPS = 100
 CLOCK_RESOLUTION = 1000  # a clock budget counts its "steps" in milliseconds (see `TrainConfig.lr_factor_at`)
 
 
@@ -88,7 +89,7 @@ class TrainConfig:
     tokens_per_batch: int = 4096          # batch size = tokens_per_batch // window length
     schedule: LengthSchedule = field(default_factory=lambda: LengthSchedule("fixed", 64, 64))
     lr: float = 1e-3
-    warmup_steps: int = 100               # linear warm-up of a step budget...
+    warmup_steps: int | None = None       # linear warm-up of a step budget (default 100, or the budget if shorter)...
     warmup_seconds: float = 0.0           # ...or of a clock budget
     decay: bool = True                    # False: hold the peak after the warm-up (continuing a pretraining)
     weight_decay: float = 0.01
@@ -115,9 +116,19 @@ class TrainConfig:
             _seconds("seconds", self.seconds)
             if not self.seconds > 0:
                 raise ValueError("TrainConfig.seconds must be a positive number of seconds, got 0.")
+        if self.warmup_steps is None:  # the default never outlasts the budget
+            self.warmup_steps = DEFAULT_WARMUP_STEPS if self.steps is None else min(DEFAULT_WARMUP_STEPS, self.steps)
         for name, smallest in (("tokens_per_batch", 1), ("warmup_steps", 0), ("eval_every", 1), ("eval_windows", 1)):
             _whole(name, getattr(self, name), smallest)
         _seconds("warmup_seconds", self.warmup_seconds)
+        if self.steps is not None and self.seconds is None and self.warmup_steps > self.steps:
+            raise ValueError(f"warmup_steps={self.warmup_steps} is longer than the whole run (steps={self.steps}): "
+                             f"the learning rate would never reach its peak lr={self.lr!r}. Give warmup_steps <= "
+                             f"steps (the course warms up over a tenth or less: {max(1, self.steps // 10)}).")
+        if self.seconds is not None and self.warmup_seconds > self.seconds:
+            raise ValueError(f"warmup_seconds={self.warmup_seconds} is longer than the whole run (seconds="
+                             f"{self.seconds}): the learning rate would never reach its peak. Give warmup_seconds "
+                             f"<= seconds (the speedrun warms up over 4% of them: {0.04 * self.seconds:g}).")
         _seconds("eval_seconds", self.eval_seconds, 1e-3)
         if self.tokens_per_batch < self.schedule.long:
             raise ValueError(f"tokens_per_batch={self.tokens_per_batch} does not hold one window of the schedule's "

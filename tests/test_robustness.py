@@ -51,6 +51,9 @@ def usage_error(capsys, main, argv) -> str:
     (lambda: TrainConfig(weight_decay=float("inf")), "weight_decay must be a finite number >= 0"),
     (lambda: TrainConfig(seconds=float("inf")), "seconds must be a finite number"),  # OverflowError in lr_factor_at
     (lambda: TrainConfig(grad_clip=float("nan")), "grad_clip must be a positive, finite number"),
+    # A18: the learning rate would never reach its peak
+    (lambda: TrainConfig(steps=10, warmup_steps=5000), r"warmup_steps=5000 is longer than the whole run \(steps=10\)"),
+    (lambda: TrainConfig(seconds=10, warmup_seconds=20), r"warmup_seconds=20 is longer than the whole run"),
     (lambda: LengthSchedule("linear", 16, 64, multiple=0), "multiple must be a whole number"),
     (lambda: LengthSchedule("fixed", 16.5, 64), "short must be a whole number"),
     (lambda: MaskingConfig(select_prob="0.15"), "select_prob must be a probability"),
@@ -60,6 +63,12 @@ def usage_error(capsys, main, argv) -> str:
 def test_bad_settings_are_refused_by_name(make, message):
     with pytest.raises(ValueError, match=message):
         make()
+
+
+def test_the_default_warm_up_never_outlasts_the_budget():
+    assert TrainConfig(steps=10).warmup_steps == 10  # reaches the peak at the last step, not a tenth of it
+    assert TrainConfig(steps=500).warmup_steps == TrainConfig().warmup_steps == 100  # longer runs: unchanged
+    assert TrainConfig(steps=10, warmup_steps=10).lr_factor_at(9, 0.0) == 1.0
 
 
 def test_numpy_and_tensor_probabilities_are_numbers():
