@@ -387,6 +387,27 @@ WRONG_ANSWERS = [
     (checks.check_lr_at, lambda s, w, t, b: b * ((s + 1) / w if s <= w else (t - s) / (t - w)), "not <="),
     (checks.check_lr_at, lambda s, w, t, b: b * ((s + 1) / w if s < w else (t - s) / (t - w)), "never below 0"),
     (checks.check_blank_positions, lambda t: (i for i, c in enumerate(t) if c == "_"), "generator"),
+    # the part-1 learner review of 2026-11-25: each misdiagnosed or solution-giving response, with its own hint
+    (checks.check_attention_weights, lambda q, k, keep: ((q @ k.transpose(-2, -1) / 4) * keep[:, None, :].float()
+                                                         + (1 - keep[:, None, :].float()) * float("-inf")).softmax(-1),
+     "contain NaN"),
+    (checks.check_attention_weights, lambda q, k, keep: (q @ k.T / 4).masked_fill(~keep[:, None, :], float("-inf"))
+     .softmax(-1), "reverses \\*all\\* the dimensions"),
+    (checks.check_causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).triu(1), "Inverted"),
+    (checks.check_causal_mask, lambda n: (torch.arange(n)[None, :] <= torch.arange(n)[:, None] + 1), "j <= i"),
+    (checks.check_lr_at, lambda s, w, t, b: b * ((s + 1) // w if s < w else max(0.0, (t - s) / (t - w))),
+     "integer division"),
+    (checks.check_top_k, lambda lg, toks, k: [(toks[i], lg.softmax(-1)) for i in lg.topk(k).indices.tolist()],
+     "one probability"),
+    (checks.check_expected_counts, lambda n, s, m, r: {"[MASK]": n * s * m, "random": n * s * r,
+                                                       "unchanged": n * s * (1 - m - r)}, "returned a dict"),
+    (checks.check_embed, lambda e, ids, t: e.norm(e.word(ids)) + e.norm(e.position(torch.arange(ids.size(1))))
+     + e.norm(e.token_type(t)), "on its own"),
+    (checks.check_embed, lambda e, ids, t: torch.cat([e.word(ids), e.position(torch.arange(ids.size(1))).expand(
+        ids.size(0), -1, -1), e.token_type(t)], -1), "not concatenated"),
+    (checks.check_embed, lambda e, ids, t: e.norm(e.word(ids) + e.position(torch.arange(1, ids.size(1) + 1))
+                                                  + e.token_type(t)), "start at 0"),
+    (checks.check_blank_positions, lambda t: t.count("_"), "one number"),
     # the learner review's accepted wrong answer (00 ex2): str.replace writes at the first occurrence
     (checks.check_fill_in, lambda t, ps, gs: _replace_each(t, ps, gs), "str.replace changes the first place"),
     (checks.check_fill_in, lambda t, ps, gs: "".join(gs[[i for i, x in enumerate(t) if x == "_"].index(i)]
@@ -409,6 +430,33 @@ def test_checks_explain_the_wrong_answers_students_wrote(check, wrong, hint):
     with pytest.raises(ExerciseError, match=hint) as caught:
         check(wrong)
     assert caught.value.__cause__ is None and caught.value.__suppress_context__ or caught.value.__context__ is None
+
+
+def test_checks_accept_positions_as_an_array_or_a_tensor(capsys):
+    import numpy as np
+    checks.check_blank_positions(lambda t: np.flatnonzero(np.array(list(t)) == "_"))
+    checks.check_blank_positions(lambda t: torch.tensor([ord(c) for c in t]).eq(ord("_")).nonzero().flatten())
+    assert capsys.readouterr().out.count("Correct") == 2
+
+
+def test_the_hints_do_not_hand_over_the_solution():
+    """The review's give-aways: the hint names the slip, it does not print the line to type."""
+    cases = [(checks.check_make_windows, lambda ids, L: ids.view(-1, L), "len(ids) // length"),
+             (checks.check_attention_weights, lambda q, k, keep: (q @ k.transpose(-2, -1) / 4).softmax(-1),
+              "masked_fill(~keep"),
+             (checks.check_causal_mask, lambda n: torch.arange(n)[None, :] <= torch.arange(n)[:, None] + 1, ".tril()"),
+             (checks.check_embed, lambda e, ids, t: e.norm(e.word(ids)) + e.norm(e.position(torch.arange(ids.size(1))))
+              + e.norm(e.token_type(t)), "norm(word(ids) + position")]
+    for check, wrong, solution in cases:
+        with pytest.raises(ExerciseError) as caught:
+            check(wrong)
+        assert solution not in str(caught.value).split("in your code")[0] + str(caught.value).split("Hint:")[-1]
+
+
+def test_the_parameter_count_names_only_the_fields_the_exercise_uses():
+    with pytest.raises(ExerciseError) as caught:
+        checks.check_count_parameters(lambda c: 1)
+    assert "rope_theta" not in str(caught.value) and "d_model=32" in str(caught.value)
 
 
 def test_checks_accept_the_right_answer_to_the_reworded_exercise(capsys):

@@ -9,14 +9,19 @@ def check_blank_positions(fn) -> None:
     for text in ("To b_ or n_t", "___", "no blanks here", "_a_"):
         expected = [i for i, c in enumerate(text) if c == "_"]
         got = _call(fn, text)
+        if hasattr(got, "tolist") and not isinstance(got, (int, float)):  # a NumPy array or a tensor of positions
+            got = got.tolist()
+        if isinstance(got, (int, float)):
+            raise ExerciseError(f"For {text!r} you returned one number, {got!r}: return every position, in a list "
+                                "(e.g. [4, 10]), not how many there are or where one is.")
         if not isinstance(got, (list, tuple)):
-            raise ExerciseError(f"Return a list of positions (e.g. [i for i, c in enumerate(text) if ...]), not a "
-                                f"{type(got).__name__}: the next cells use it more than once, which a generator "
-                                "cannot do.")
+            raise ExerciseError(f"Return the positions in a list, not a {type(got).__name__}: the next cells read "
+                                "them more than once, and a generator or an iterator is used up after one pass.")
         try:
             got = [int(i) for i in got]
         except (TypeError, ValueError):
-            raise ExerciseError("Return a list of integer positions.") from None
+            raise ExerciseError(f"For {text!r} you returned {got!r}: return a flat list of whole-number positions "
+                                "(one number per blank, not a pair or a nested list).") from None
         if got == expected:
             continue
         if got == [i + 1 for i in expected]:

@@ -40,8 +40,8 @@ def check_unigram_loss(fn) -> None:
 
 def _windows_hint(err):
     if "is invalid for input of size" in str(err):
-        return ("view can only regroup all the ids: their number must be a multiple of length. Keep the first "
-                "n * length ids (n = len(ids) // length) before .view(n, length).")
+        return ("view can only regroup all the ids, so their number must be a multiple of length, and here it is "
+                "not. How many whole windows fit, and what should happen to the ids left over at the end?")
     return None
 
 

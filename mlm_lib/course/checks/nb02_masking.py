@@ -15,10 +15,13 @@ def check_expected_counts(fn) -> None:
         n, s, m, r = args
         expected = (n * s * m, n * s * r, n * s * (1 - m - r))
         got = _call(fn, *args)
+        if isinstance(got, dict):
+            raise ExerciseError("You returned a dict; return the three numbers themselves, in the order "
+                                "(n_mask, n_random, n_unchanged), e.g. `return a, b, c`.")
         try:
             got = tuple(float(x) for x in got)
-        except TypeError:
-            raise ExerciseError("Return three numbers: (n_mask, n_random, n_unchanged).") from None
+        except (TypeError, ValueError):
+            raise ExerciseError(f"Return three numbers, (n_mask, n_random, n_unchanged); got {got!r}.") from None
         if len(got) == 3 and all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9) for a, b in zip(got, expected)):
             continue
         if len(got) == 3 and math.isclose(got[0], n * m, rel_tol=1e-6):

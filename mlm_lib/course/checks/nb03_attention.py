@@ -9,6 +9,9 @@ from ._common import ExerciseError, _call, _learner_line, _ok, _tensor
 def _transpose_hint(err):
     text = str(err)
     line = _learner_line(err)
+    if ".T" in line and ("mat1 and mat2" in text or "must match the size" in text):
+        return ("`.T` reverses *all* the dimensions of a 3-D tensor (and PyTorch warns about it): the keys need "
+                "only their last two swapped, so that each query meets each key.")
     if "must match the size" in text and ("keep" in line or "masked_fill" in line or "where" in line):
         return ("a broadcasting mistake in the mask: `keep` is (batch, m), the scores are (batch, n, m). Give `keep` "
                 "a query axis in the middle, keep[:, None, :] of shape (batch, 1, m), so that it stretches over "
@@ -38,13 +41,16 @@ def check_attention_weights(fn) -> None:
     if torch.allclose(got, expected, atol=1e-5):
         _ok("Each row is a probability distribution over the keys it may use.")
         return
+    if torch.isnan(got).any():
+        raise ExerciseError("Your weights contain NaN. Arithmetic with -inf does that: 0 * -inf and -inf - -inf are "
+                            "NaN. Put -inf into the blocked scores by *replacing* them, not by multiplying or adding.")
     if torch.allclose(got, scores.masked_fill(blocked, float("-inf")).softmax(-1), atol=1e-5):
         raise ExerciseError("Forgot the scaling: divide the scores by sqrt(d) (here sqrt(16) = 4) before the softmax.")
     if torch.allclose(got, (scores / 16).masked_fill(blocked, float("-inf")).softmax(-1), atol=1e-5):
         raise ExerciseError("Divide by sqrt(d), not d.")
     if torch.allclose(got, (scores / 4.0).softmax(-1), atol=1e-5):
-        raise ExerciseError("The padding keys still get weight: before the softmax, set their scores to -inf "
-                            "(scores.masked_fill(~keep[:, None, :], float('-inf'))).")
+        raise ExerciseError("The padding keys still get weight: `keep` is not used. Before the softmax, the score "
+                            "of every key where keep is False must become something the softmax turns into 0.")
     if torch.allclose(got, (scores / 4.0).masked_fill(~blocked, float("-inf")).softmax(-1), atol=1e-5, equal_nan=True):
         raise ExerciseError("Inverted: `keep` is True for the keys that may be used; block the others.")
     if torch.allclose(got, (scores / 4.0).softmax(-1).masked_fill(blocked, 0.0), atol=1e-5):
@@ -58,7 +64,7 @@ def check_attention_weights(fn) -> None:
 
 def check_causal_mask(fn) -> None:
     """fn(length) -> bool (length, length), True where query i may attend to key j, i.e. j <= i."""
-    for n in (1, 4, 9):
+    for n in (4, 9, 1):  # the slips are told apart on a real matrix first (at length 1 several look alike)
         expected = torch.ones(n, n, dtype=torch.bool).tril()
         got = _tensor(_call(fn, n), "the mask")
         if got.dtype != torch.bool:
@@ -66,15 +72,17 @@ def check_causal_mask(fn) -> None:
         if got.shape == expected.shape and torch.equal(got, expected):
             continue
         if got.shape == expected.shape:
+            if torch.equal(got, ~expected):
+                raise ExerciseError("Inverted: here True must mean 'may attend' (PyTorch's nn.MultiheadAttention "
+                                    "uses the opposite convention, True = blocked).")
             if torch.equal(got, expected.tril(-1)):
                 raise ExerciseError("The diagonal is missing: a position may also look at itself (j <= i), so "
                                     "keep the diagonal: tril(), not tril(-1).")
             if torch.equal(got, expected.T):
                 raise ExerciseError("Transposed: row i is the query, column j the key; a query sees keys j <= i "
                                     "(lower triangle).")
-            if torch.equal(got, ~expected):
-                raise ExerciseError("Inverted: True must mean 'may attend'.")
-        raise ExerciseError(f"For length {n} expected torch.ones(n, n, dtype=torch.bool).tril(), got\n{got.int()}")
+        raise ExerciseError(f"For length {n} (1 = may attend; row = query i, column = key j) expected\n"
+                            f"{expected.int()}\ngot\n{got.int()}\nQuery i may look at key j when j <= i.")
     _ok("That is GPT's mask. BERT uses none: every position sees the whole window, in both directions.")
 
 

@@ -64,7 +64,9 @@ def check_count_parameters(fn) -> None:
         hint = hints.get(diff, "count weights and biases of every Linear, 2 x d_model per LayerNorm "
                                "(embeddings, 2 per layer, head, and a final one with pre_ln), and the three "
                                "embedding tables")
-        raise ExerciseError(f"For {config} expected {expected:,}, got {got!r} (off by {diff}): {hint}.")
+        named = ", ".join(f"{k}={getattr(config, k)}" for k in ("vocab_size", "d_model", "n_layers", "d_ff", "max_len",
+                                                                  "type_vocab_size", "pre_ln"))
+        raise ExerciseError(f"For BertConfig({named}) expected {expected:,}, got {got!r} (off by {diff}): {hint}.")
     _ok("Your formula matches sum(p.numel() for p in model.parameters()).")
 
 
@@ -103,8 +105,18 @@ def check_embed(fn) -> None:
             (emb.norm(emb.word(ids) + emb.position(positions)),
              "Missing the token-type embedding: add embeddings.token_type(token_type_ids)."),
         ]
+        candidates += [
+            (emb.norm(emb.word(ids)) + emb.norm(emb.position(positions)) + emb.norm(emb.token_type(types)),
+             "You normalised each table on its own: BERT adds the three vectors first and normalises their sum once."),
+            (emb.norm(emb.word(ids) + emb.position(positions + 1) + emb.token_type(types)),
+             "Positions start at 0: the first token reads row 0 of the position table."),
+        ]
         for wrong, message in candidates:
             if got.shape == wrong.shape and torch.allclose(got, wrong, atol=1e-5):
                 raise ExerciseError(message)
-    raise ExerciseError("Expected norm(word(ids) + position(arange(L)) + token_type(token_type_ids)), "
-                        "shape (batch, L, d_model).")
+        if got.shape[:-1] == expected.shape[:-1] and got.shape[-1] == 3 * expected.shape[-1]:
+            raise ExerciseError(f"Your vectors are {got.shape[-1]} wide, three times d_model: the three embeddings "
+                                "are added, not concatenated, so each token keeps one d_model-wide vector.")
+    raise ExerciseError(f"Expected shape {tuple(expected.shape)} (batch, L, d_model), got {tuple(got.shape)}, and "
+                        "other values: each token's vector is the sum of its word's, its position's and its "
+                        "segment's rows, LayerNorm-ed once.")

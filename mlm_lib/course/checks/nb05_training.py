@@ -74,6 +74,10 @@ def check_lr_at(fn) -> None:
                 raise ExerciseError(f"Return a number, not {type(got).__name__}.") from None
             if math.isclose(got, expected, rel_tol=1e-6, abs_tol=1e-12):
                 continue
+            if s < warmup and got == 0 and s + 1 < warmup:
+                if math.isclose(float(fn(warmup - 1, warmup, total, base)), base, rel_tol=1e-6):
+                    raise ExerciseError(f"At step {s} the rate is 0, yet it reaches base_lr at the last warm-up step: "
+                                        "integer division (//) rounds (step + 1) / warmup_steps down to 0. Use /.")
             if s < warmup and math.isclose(got, base * s / warmup, rel_tol=1e-6, abs_tol=1e-12):
                 raise ExerciseError("Step 0 would get a zero learning rate: warm up with (step + 1) / warmup_steps.")
             if s == warmup and math.isclose(got, base * (s + 1) / warmup, rel_tol=1e-6):

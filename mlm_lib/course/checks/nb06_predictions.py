@@ -25,10 +25,14 @@ def check_top_k(fn) -> None:
         if any(isinstance(t, int) or (isinstance(t, torch.Tensor) and not t.is_floating_point()) for t in raw):
             raise ExerciseError(f"You returned ids ({[int(t) for t in raw]}), not tokens: look each one up in "
                                 "`tokens` (tokens[i]) so that the pairs read ('e', 0.72), not (9, 0.72).")
+        sizes = [p.numel() for _, p in got if isinstance(p, torch.Tensor)]
+        if any(size > 1 for size in sizes):
+            raise ExerciseError(f"Each pair's second element must be one probability, a number; yours holds "
+                                f"{max(sizes)} values (a whole vector of probabilities). Pick the one of its token.")
         try:
             got = [(str(t), float(p)) for t, p in got]
         except (TypeError, ValueError):
-            raise ExerciseError("Return a list of (token, probability) pairs.") from None
+            raise ExerciseError("Return a list of (token, probability) pairs, each probability one number.") from None
         names, numbers = [t for t, _ in got], [p for _, p in got]
         if names == [t for t, _ in expected] and all(
                 math.isclose(a, b, rel_tol=1e-4) for a, b in zip(numbers, [p for _, p in expected])):
