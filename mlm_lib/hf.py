@@ -16,7 +16,8 @@ its MLM models on plain windows of text, so their tokenizer adds nothing; a clas
 `AutoModelForSequenceClassification` and `pipeline("text-classification", ...)` then read the folder.
 
 `max_length` becomes the tokenizer's `model_max_length`: set it to the longest input the model was trained on
-(the shipped character model: 64 characters, all that its position table holds), so that Hugging Face
+(the shipped `shakespeare-char`: 128 characters, all that its position table holds; 64 for
+`shakespeare-char-64` and notebook 12's classifier), so that Hugging Face
 warns about, or with `truncation=True` cuts, text the model has not learnt to read.
 """
 from __future__ import annotations

@@ -210,7 +210,9 @@ def mask_whole_words(ids: torch.Tensor, word_ids: torch.Tensor, tokenizer, maski
     return_word_ids=True)` returns it; any batch shape, the last dimension being the sequence. Each word is
     selected with probability select_prob and then all of its pieces; each selected piece becomes [MASK] /
     random / unchanged at mask_prob / random_prob / the rest, as in Google's script. (Hugging Face's
-    `DataCollatorForWholeWordMask` today shows every selected piece as [MASK]: `mask_prob=1, random_prob=0`.)
+    transformers 5 masks whole words with `DataCollatorForLanguageModeling(whole_word_mask=True)`, which shows
+    every selected piece as [MASK] -- here `mask_prob=1, random_prob=0`; its 4.x `DataCollatorForWholeWordMask`
+    did 80/10/10.)
     """
     check_ids(ids, tokenizer.vocab_size)
     check_word_ids(ids, word_ids)

@@ -159,7 +159,7 @@ def _instances(documents: list[list[list[int]]], max_len: int, rng: random.Rando
     max_tokens = max_len - (3 if pairs else 2)
     others = [i for i, d in enumerate(documents) if d]
     for index, doc in enumerate(documents):
-        if not pairs:  # RoBERTa's DOC-SENTENCES: the document's tokens in order, cut into consecutive rows
+        if not pairs:  # like RoBERTa's DOC-SENTENCES: the document's tokens in order, cut into consecutive rows
             tokens, start = [t for segment in doc for t in segment], 0
             while start < len(tokens):
                 target = max_tokens if rng.random() >= short_seq_prob else rng.randint(2, max_tokens)
@@ -206,7 +206,7 @@ def sentence_pairs(documents, tokenizer, max_len: int, *, generator: torch.Gener
     `tokenizer`) or a list of token ids (faster when called again: `encode_documents` once). With `nsp=True`,
     `[CLS] A [SEP] B [SEP]`, B the true continuation (label 0, IsNext) half the time, otherwise from another
     document (label 1, NotNext). With `sop=True` (ALBERT's sentence-order prediction), B always follows A in
-    its document, and half the time the two are swapped (label 1). With both False (RoBERTa's DOC-SENTENCES),
+    its document, and half the time the two are swapped (label 1). With both False (like RoBERTa's DOC-SENTENCES, but cut at fixed lengths, not sentence ends),
     `[CLS] tokens [SEP]`: each document's tokens in order, segments joined, cut into consecutive rows of
     max_len - 2 (a shorter one at short_seq_prob, and at the document's end), so no text is dropped; token
     types 0, label -100 (nothing to predict).

@@ -14,7 +14,9 @@ Three steps turn text into pieces, as in BERT's `BasicTokenizer` + `WordpieceTok
 
 Training builds the vocabulary: start from single characters (`a`, `##a`, ...) and repeatedly merge the
 adjacent pair with the highest *WordPiece score* `freq(pair) / (freq(first) * freq(second))`, which prefers
-pairs whose parts rarely occur apart, where BPE merges the most frequent pair. Hugging Face's
+pairs whose parts rarely occur apart, where BPE merges the most frequent pair. (That score is the rule as
+Hugging Face's course reconstructs it -- "our best guess"; the published rule, Schuster & Nakajima 2012, picks
+the merge that most raises a language model's likelihood of the training text.) Hugging Face's
 `WordPieceTrainer` uses BPE's frequency rule with `##` prefixes: `rule="frequency"` calls it, so the two can
 be compared on the same text. (Hugging Face's trainer breaks ties in a hash map's order, so two of its
 trainings can differ in a few rare pieces: a model must keep the vocabulary it was trained with, as
@@ -215,8 +217,9 @@ class WordPieceTokenizer:
 
     Has the same special-token properties as `CharTokenizer` (`pad_id`, `mask_id`, `special_ids`, `tokens`,
     `vocab_size`...), so masking, training, checkpoints and widgets take either. `save_vocab` writes BERT's
-    `vocab.txt`, which `transformers.BertTokenizerFast(vocab_file=..., do_lower_case=lowercase)` reads to
-    give the same ids (a test checks it).
+    `vocab.txt`; `transformers.BertTokenizerFast.from_pretrained(folder, do_lower_case=lowercase)` reads it
+    from its folder and gives the same ids (a test checks it; `BertTokenizerFast(vocab_file=...)` ignores the
+    file in transformers 5, notebook 08).
     """
 
     def __init__(self, tokens, *, lowercase: bool = False):

@@ -1,4 +1,4 @@
-"""What RoBERTa changed, measured at the course's scale: three experiments on WordPiece Shakespeare.
+"""What RoBERTa changed, measured at the course's scale: three experiments on Shakespeare's characters.
 
     python -m mlm_lib.experiments.roberta nsp     --out mlm_lib/course/assets/results/roberta_nsp.json
     python -m mlm_lib.experiments.roberta masking --out mlm_lib/course/assets/results/roberta_masking.json
@@ -6,7 +6,7 @@
     python -m mlm_lib.experiments.roberta nsp --preset smoke --out /tmp/nsp.json   # seconds: what the tests run
 
 * nsp (RoBERTa Table 2, BERT Table 5): MLM + NSP on sentence pairs against MLM alone on single segments of
-  the same length (RoBERTa's DOC-SENTENCES), and MLM + SOP (ALBERT's sentence order); same steps, same batch
+  the same length (like RoBERTa's DOC-SENTENCES, but cut at fixed lengths, not at sentence ends), and MLM + SOP (ALBERT's sentence order); same steps, same batch
   of max_len-long rows. Held-out masked loss on both kinds of input, and NSP / SOP accuracy.
 * masking (RoBERTa Table 1): static masks (drawn once per example, in 1 copy or 3 copies, so that each mask is
   seen about 14 or 5 times) against dynamic masks (drawn afresh every time), MLM alone, many passes over one play.
