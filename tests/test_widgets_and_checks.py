@@ -206,9 +206,9 @@ RIGHT_AND_WRONG = [
      lambda lg, ids: torch.nn.functional.cross_entropy(lg[:, :-1].reshape(-1, lg.size(-1)), ids[:, 1:].reshape(-1)),
      lambda lg, ids: torch.nn.functional.cross_entropy(lg.reshape(-1, lg.size(-1)), ids.reshape(-1)), "No shift"),
     (checks.check_newton_schulz, lambda m, steps: __import__("mlm_lib").newton_schulz(m, steps),
-     lambda m, steps: _newton_schulz_unnormalised(m, steps), "divide the matrix"),
+     lambda m, steps: _newton_schulz_unnormalised(m, steps), "divided by its norm"),
     (checks.check_newton_schulz, lambda m, steps: __import__("mlm_lib").newton_schulz(m, steps),
-     lambda m, steps: __import__("mlm_lib").newton_schulz(m, steps + 1), "Not the same"),
+     lambda m, steps: __import__("mlm_lib").newton_schulz(m, steps + 1), "too many"),
     (checks.check_takes_muon, lambda n, p: n.startswith("layers.") and p.dim() == 2, lambda n, p: p.dim() == 2,
      "looked up row by row"),
     (checks.check_takes_muon, lambda n, p: n.startswith("layers.") and p.dim() == 2, lambda n, p: n.startswith("layers."),
@@ -408,6 +408,56 @@ WRONG_ANSWERS = [
     (checks.check_embed, lambda e, ids, t: e.norm(e.word(ids) + e.position(torch.arange(1, ids.size(1) + 1))
                                                   + e.token_type(t)), "start at 0"),
     (checks.check_blank_positions, lambda t: t.count("_"), "one number"),
+    # the parts 2-5 learner review of 2026-11-25: misdiagnoses, accepted wrong answers, bare errors, vague hints
+    (checks.check_best_pair, lambda sp, wc: _best_sum(sp, wc), "\\*sum\\*"),
+    (checks.check_best_pair, lambda sp, wc: "".join(p.replace("##", "") for p in _best(sp, wc, score=True)), "one string"),
+    (checks.check_best_pair, lambda sp, wc: " ".join(_best(sp, wc, score=True)), "one string"),
+    (checks.check_encode_word, lambda w, v: _greedy_no_hashes(w, v), "bare, every later one with '##'"),
+    (checks.check_select_whole_words, lambda w, d, p: ((w >= 0) & (d[w.clamp(min=0)] < p)).long(), "boolean tensor"),
+    (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[w.clamp(min=0)] > p), "wrong way round"),
+    (checks.check_select_whole_words, lambda w, d, p: (w > 0) & (d[w.clamp(min=0)] < p), "Word 0"),
+    (checks.check_share_std, lambda n, p: p * (1 - p) * float((n.double() ** 2).sum()) / float(n.sum()) ** 2,
+     "square root"),
+    (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float((n.double() ** 2).sum())) / len(n),
+     "number of words"),
+    (checks.check_pair_row, lambda *args: tuple(torch.tensor(x) for x in _pair_row(*args)), "three lists"),
+    (checks.check_truncate, lambda a, b, m, f: _truncate_next(a, b, m, f), "not an iterator|iter\\(fronts\\)"),
+    (checks.check_truncate, lambda a, b, m, f: _truncate_until(a, b, m, f), "no longer \\*above\\*"),
+    (checks.check_speaker_names, lambda t: sorted(set(re.findall(r"\b([A-Z]{2,}) :", t))), "a set holds"),
+    (checks.check_verse_or_prose, lambda s: _capitals_only(s), "quote or a bracket"),
+    (checks.check_mean_pool, lambda h, m: (h * m).sum(1) / m.sum(1, keepdim=True), "last axis"),
+    (checks.check_with_mask, lambda t, p, m: t[:p] + "[MASK]" + t[p + 1:], "use the mask_token you are given"),
+    (checks.check_with_mask, lambda t, p, m: t.replace(t[p], m, 1), "str.replace"),
+    (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-1].reshape(-1, lg.size(-1)),
+                                                                    ids[:, 1:].reshape(-1), reduction="sum"), "the sum"),
+    (checks.check_next_token_loss, lambda lg, ids: F_.nll_loss(lg[:, :-1].reshape(-1, lg.size(-1)),
+                                                               ids[:, 1:].reshape(-1)), "log-probabilities"),
+    (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, 1:].reshape(-1, lg.size(-1)),
+                                                                    ids[:, :-1].reshape(-1)), "wrong way"),
+    (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-1], ids[:, 1:]), "flatten"),
+    (checks.check_newton_schulz, lambda m, steps: _ns_variant(m, steps, b=4.775), "signs"),
+    (checks.check_newton_schulz, lambda m, steps: _ns_variant(m, steps, squared=False), "squared"),
+    (checks.check_newton_schulz, lambda m, steps: _ns_variant(m, steps, renorm=True), "once, at the start"),
+    (checks.check_newton_schulz, lambda m, steps: __import__("mlm_lib").newton_schulz(m, max(0, steps - 1)), "short"),
+    (checks.check_gumbel_max, lambda lg, u: (lg - torch.log(u)).argmax(-1), "exponential"),
+    (checks.check_gumbel_max, lambda lg, u: (lg.softmax(-1) - torch.log(-torch.log(u))).argmax(-1), "probabilities"),
+    (checks.check_gumbel_max, lambda lg, u: torch.multinomial(lg.softmax(-1), 1).squeeze(-1), "its own randomness"),
+    (checks.check_gumbel_max, lambda lg, u: (lg + torch.log(u)).argmax(-1), "exponential"),
+    (checks.check_rtd_loss, lambda lg, r, m: (F_.binary_cross_entropy(lg.clamp(1e-6, 1 - 1e-6), r.float(),
+                                                                       reduction="none") * m).sum() / m.sum(), "logits"),
+    (checks.check_rtd_loss, lambda lg, r, m: ((F_.binary_cross_entropy_with_logits(lg, r.float(), reduction="none") * m)
+                                              .sum(1) / m.sum(1)).mean(), "per row"),
+    (checks.check_rtd_loss, lambda lg, r, m: (F_.binary_cross_entropy_with_logits(lg, r, reduction="none") * m).sum()
+     / m.sum(), "floats"),
+    (checks.check_rotate, lambda x, c, s: x * s + torch.cat((-x.chunk(2, -1)[1], x.chunk(2, -1)[0]), -1) * c, "swapped"),
+    (checks.check_rotate, lambda x, c, s: torch.cat((-x.chunk(2, -1)[1], x.chunk(2, -1)[0]), -1) * s, "cosine term"),
+    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x.chunk(2, -1)[0], x.chunk(2, -1)[1]), -1) * s,
+     "swap places"),
+    (checks.check_geglu, lambda x, wi, wo: wo(F_.relu(wi(x).chunk(2, -1)[0]) * wi(x).chunk(2, -1)[1]), "ReGLU"),
+    (checks.check_geglu, lambda x, wi, wo: wo(F_.silu(wi(x).chunk(2, -1)[0]) * wi(x).chunk(2, -1)[1]), "SwiGLU"),
+    (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x).chunk(2, -1)[0])), "gate is missing"),
+    (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x)[..., ::2]) * wi(x)[..., 1::2]), "Even and odd"),
+    (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x).chunk(2, 0)[0]) * wi(x).chunk(2, 0)[1]), "last\\*"),
     # the learner review's accepted wrong answer (00 ex2): str.replace writes at the first occurrence
     (checks.check_fill_in, lambda t, ps, gs: _replace_each(t, ps, gs), "str.replace changes the first place"),
     (checks.check_fill_in, lambda t, ps, gs: "".join(gs[[i for i, x in enumerate(t) if x == "_"].index(i)]
@@ -453,6 +503,11 @@ def test_the_hints_do_not_hand_over_the_solution():
         assert solution not in str(caught.value).split("in your code")[0] + str(caught.value).split("Hint:")[-1]
 
 
+def test_a_tanh_gelu_is_a_right_geglu(capsys):
+    checks.check_geglu(lambda x, wi, wo: wo(F_.gelu(wi(x).chunk(2, -1)[0], approximate="tanh") * wi(x).chunk(2, -1)[1]))
+    assert "tanh approximation" in capsys.readouterr().out
+
+
 def test_the_parameter_count_names_only_the_fields_the_exercise_uses():
     with pytest.raises(ExerciseError) as caught:
         checks.check_count_parameters(lambda c: 1)
@@ -494,6 +549,64 @@ def test_wordpiece_views_and_widgets():
     explorer = prediction_widget(model, tok, text)
     explorer.children[0].value = text * 3  # too long: a message
     explorer.children[2].children[0].value = False
+
+
+def _best_sum(splits, counts):  # 08 Ex1 with the parts' counts added instead of multiplied
+    from collections import Counter
+    pairs, units = Counter(), Counter()
+    for w, sp in splits.items():
+        for u in sp:
+            units[u] += counts[w]
+        for a, b in zip(sp, sp[1:]):
+            pairs[a, b] += counts[w]
+    return max(sorted(pairs), key=lambda p: pairs[p] / (units[p[0]] + units[p[1]]))
+
+
+def _greedy_no_hashes(word, vocab):  # 08 Ex2 looking every piece up bare
+    pieces, start = [], 0
+    while start < len(word):
+        end = next((e for e in range(len(word), start, -1) if word[start:e] in vocab), None)
+        if end is None:
+            return ["[UNK]"]
+        pieces.append(word[start:end])
+        start = end
+    return pieces
+
+
+def _truncate_next(a, b, max_tokens, fronts):  # 10 Ex2 with next() on the list
+    a, b = list(a), list(b)
+    while len(a) + len(b) > max_tokens:
+        longer = a if len(a) > len(b) else b
+        del longer[0 if next(fronts) else -1]
+    return a, b
+
+
+def _truncate_until(a, b, max_tokens, fronts):  # 10 Ex2 trimming one token too many
+    a, b, i = list(a), list(b), 0
+    while len(a) + len(b) >= max_tokens:
+        longer = a if len(a) > len(b) else b
+        del longer[0 if fronts[i] else -1]
+        i += 1
+    return a, b
+
+
+def _capitals_only(speech):  # 11 Ex1: any later line not starting with a capital counts as prose
+    lines = [line.strip() for line in speech.strip().splitlines() if line.strip()]
+    lines = lines[1:] if lines and lines[0].endswith(":") else lines
+    if len(lines) < 2:
+        return None
+    return 1 if any(not line[0].isupper() for line in lines[1:]) else 0
+
+
+def _ns_variant(matrix, steps, b=-4.775, squared=True, renorm=False):  # 14 Ex1's slips
+    tall = matrix.size(0) > matrix.size(1)
+    x = matrix.T if tall else matrix
+    x = x / x.norm()
+    for _ in range(steps):
+        gram = x @ x.T
+        x = 3.4445 * x + (b * gram + 2.0315 * (gram @ gram if squared else gram)) @ x
+        x = x / x.norm() if renorm else x
+    return x.T if tall else x
 
 
 def _replace_each(text, positions, guesses):

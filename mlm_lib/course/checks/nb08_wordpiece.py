@@ -17,43 +17,61 @@ def _splits(counts):
     return {w: [w[0]] + ["##" + c for c in w[1:]] for w in counts}
 
 
-def _frequent_pair(counts, splits):
-    pairs = Counter()
+def _counts(counts, splits):
+    pairs, units = Counter(), Counter()
     for w, n in counts.items():
         for a, b in zip(splits[w], splits[w][1:]):
             pairs[a, b] += n
-    top = max(pairs.values())
-    return min(p for p, f in pairs.items() if f == top)
+        for u in splits[w]:
+            units[u] += n
+    return pairs, units
+
+
+def _by_rule(counts, splits, rule):
+    """The best pair under one of the rules a learner may have written: the score, BPE's frequency, the score
+    with a sum below, or the score with unweighted counts."""
+    pairs, units = _counts(counts, splits)
+    if rule == "unweighted":
+        pairs, units = _counts({w: 1 for w in counts}, splits)
+    key = {"score": lambda p: pairs[p] / (units[p[0]] * units[p[1]]), "frequency": lambda p: pairs[p],
+           "sum": lambda p: pairs[p] / (units[p[0]] + units[p[1]]),
+           "unweighted": lambda p: pairs[p] / (units[p[0]] * units[p[1]])}[rule]
+    return max(sorted(pairs), key=key)
+
+
+_RULE_HINTS = {
+    "frequency": "{got} is the most *frequent* pair: that is BPE's rule. WordPiece divides the pair's count by the "
+                 "counts of its two parts.",
+    "sum": "{got} wins if the pair's count is divided by the *sum* of its parts' counts; the WordPiece score "
+           "divides by their *product*, freq(a) * freq(b).",
+    "unweighted": "Weight every count by how often its word occurs (word_counts[word]), for the pairs and for the "
+                  "single pieces.",
+}
 
 
 def check_best_pair(fn) -> None:
     """fn(splits, word_counts) -> the pair (first, second) with the highest WordPiece score
     freq(pair) / (freq(first) * freq(second)), counts weighted by how often each word occurs."""
-    for counts in _CORPORA:
+    answers = []
+    for counts in _CORPORA:  # every corpus first: a slip is named by the rule all the answers follow
         splits = _splits(counts)
-        expected = train_merges(counts, 1, rule="score", min_frequency=1)[1][0]
         got = _call(fn, {w: list(s) for w, s in splits.items()}, dict(counts))
+        if isinstance(got, str):
+            raise ExerciseError(f"You returned one string, {got!r}: return the pair as a tuple of its two pieces, "
+                                "e.g. ('q', '##u'); the merge into one piece happens after the choice.")
         try:
-            got = tuple(got)
+            answers.append((counts, splits, tuple(got)))
         except TypeError:
             raise ExerciseError(f"Return the pair as a tuple (first, second), e.g. ('q', '##u'); got {got!r}.") from None
-        if got == expected:
-            continue
-        if got == _frequent_pair(counts, splits):
-            raise ExerciseError(f"{got} is the most *frequent* pair: that is BPE's rule. WordPiece divides the "
-                                "pair's count by the counts of its two parts.")
-        flat = Counter()
-        units = Counter(u for s in splits.values() for u in s)
-        for s in splits.values():
-            for a, b in zip(s, s[1:]):
-                flat[a, b] += 1
-        unweighted = max(flat, key=lambda p: flat[p] / (units[p[0]] * units[p[1]]))
-        if got == unweighted:
-            raise ExerciseError("Weight every count by how often its word occurs (word_counts[word]), for the pairs "
-                                "and for the single pieces.")
-        raise ExerciseError(f"On {counts} the best pair is not {got}. Count pairs and pieces over all words, "
-                            "each weighted by its word's count, then take the largest freq(ab) / (freq(a) * freq(b)).")
-    _ok("'q ##u' beats the far more frequent 't ##h': q is never seen without u, t is seen everywhere.")
+    if all(got == _by_rule(counts, splits, "score") for counts, splits, got in answers):
+        _ok("'q ##u' beats the far more frequent 't ##h': q is never seen without u, t is seen everywhere.")
+        return
+    wrong = next((counts, splits, got) for counts, splits, got in answers if got != _by_rule(counts, splits, "score"))
+    for rule, hint in _RULE_HINTS.items():
+        if all(got == _by_rule(counts, splits, rule) for counts, splits, got in answers):
+            raise ExerciseError(hint.format(got=wrong[2]))
+    raise ExerciseError(f"On {wrong[0]} the best pair is not {wrong[2]}. Count pairs and pieces over all words, "
+                        "each weighted by its word's count, then take the largest freq(ab) / (freq(a) * freq(b)).")
 
 
 def check_encode_word(fn) -> None:
@@ -72,6 +90,10 @@ def check_encode_word(fn) -> None:
         if any(p.startswith("##") for p in got[:1]) or (len(got) > 1 and not all(p.startswith("##") for p in got[1:])):
             raise ExerciseError(f"For {word!r} you returned {got}: the first piece has no ##, every later one has "
                                 "(look it up in vocab as '##' + the substring).")
+        if got == ["[UNK]"]:
+            raise ExerciseError(f"For {word!r} you returned ['[UNK]'], but the vocabulary covers it: {expected}. Check "
+                                "how you look pieces up: the first piece of a word bare, every later one with '##' "
+                                "in front (vocab holds 'un' and '##able', not 'able').")
         raise ExerciseError(f"For {word!r} expected {expected}, got {got}: at each position, try the *longest* "
                             "substring first and shorten it until it is in the vocabulary.")
     _ok("Greedy longest-match-first, and a word it cannot cover becomes a single [UNK].")

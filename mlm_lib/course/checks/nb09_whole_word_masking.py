@@ -19,13 +19,22 @@ def check_select_whole_words(fn) -> None:
         n_words = int(word_ids.max()) + 1
         draw = torch.rand(n_words, generator=g)
         draw[-1] = 0.01  # the last word is selected: indexing with -1 would select the specials with it
+        draw[0] = 0.02  # and the first: word 0 is a word like any other
         expected = (word_ids >= 0) & (draw[word_ids.clamp(min=0)] < 0.3)
         got = _tensor(_call(fn, word_ids.clone(), draw.clone(), 0.3), "the selection")
         if got.shape != word_ids.shape:
             raise ExerciseError(f"Return one True/False per piece, shape {tuple(word_ids.shape)}; got {tuple(got.shape)}.")
-        got = got.bool()
+        if got.dtype != torch.bool:
+            raise ExerciseError(f"Return a boolean tensor (True = selected), not {got.dtype}: the masking code uses "
+                                "it to pick positions, and a tensor of 0/1 numbers would pick rows 0 and 1 instead.")
         if torch.equal(got, expected):
             continue
+        if torch.equal(got, (word_ids >= 0) & (draw[word_ids.clamp(min=0)] > 0.3)):
+            raise ExerciseError("The comparison is the wrong way round: a word is selected when its draw is *below* "
+                                "select_prob, which happens with probability select_prob.")
+        if torch.equal(got, expected & (word_ids != 0)):
+            raise ExerciseError("Word 0 is never selected: it is a word like any other. Only the specials, word id "
+                                "-1, are left out (word_ids >= 0, not > 0).")
         if got[word_ids < 0].any():
             raise ExerciseError("A special token was selected. Its word id is -1, and draw[-1] is the *last word's* "
                                 "draw: exclude word_ids < 0 explicitly.")
@@ -46,6 +55,17 @@ def check_share_std(fn) -> None:
         if math.isclose(got, binomial, rel_tol=1e-6):
             raise ExerciseError("That is the binomial error for pieces drawn one by one. Here a word of n pieces "
                                 "adds n pieces at once: its variance is p (1 - p) n^2.")
-        raise ExerciseError(f"For sizes {sizes} and p={p} expected {expected:.5f}, got {got:.5f}: each word adds "
-                            "n_w with probability p, variance p (1 - p) n_w^2; divide the sum's root by sum(n_w).")
+        total, squares = sum(sizes), sum(n * n for n in sizes)
+        slips = {p * (1 - p) * squares / total ** 2: "That is the variance: the standard deviation is its square root.",
+                 math.sqrt(p * (1 - p) * squares) / len(sizes): "Divided by the number of words; the share is of "
+                 "*pieces*, so divide by the number of pieces, sum(n_w).",
+                 math.sqrt(p * (1 - p) * total ** 2) / total: "sum(n_w)^2 is not sum(n_w^2): the words are drawn "
+                 "independently, so their variances add, one p (1 - p) n_w^2 per word.",
+                 math.sqrt(p * squares) / total: "A word's draw is a coin with probability p: its variance has the "
+                 "factor p (1 - p), not p."}
+        for value, message in slips.items():
+            if math.isclose(got, value, rel_tol=1e-6):
+                raise ExerciseError(f"For sizes {sizes} and p={p}: {message}")
+        raise ExerciseError(f"For sizes {sizes} and p={p} expected {expected:.5f}, got {got:.5f}. What does one word "
+                            "of n_w pieces add to the count of selected pieces, and with what variance?")
     _ok("Whole words make the selected share noisier than single pieces would: three-piece words, sqrt(3) times.")

@@ -28,6 +28,10 @@ def check_pair_row(fn) -> None:
         got = _call(fn, list(a), list(b), max_len, cls_id, sep_id, pad_id)
         if not isinstance(got, (tuple, list)) or len(got) != 3:
             raise ExerciseError("Return three things: (input_ids, token_type_ids, attention_mask).")
+        if not all(isinstance(g, list) for g in got):
+            kinds = ", ".join(sorted({type(g).__name__ for g in got}))
+            raise ExerciseError(f"Return three lists, as the task says, not {kinds}: the next cells compare them with "
+                                "Hugging Face's lists, and a tensor compared with a list is not one True or False.")
         ids, types, mask = (_as_list(g, name) for g, name in zip(got, ("input_ids", "token_type_ids", "attention_mask")))
         want_ids, want_types, want_mask = _expected_row(a, b, max_len, cls_id, sep_id, pad_id)
         if len(ids) != max_len or len(types) != max_len or len(mask) != max_len:
@@ -58,6 +62,16 @@ def _truncate(a, b, max_tokens, fronts):
     return a, b
 
 
+def _truncate_hint(err):
+    if "not an iterator" in str(err):
+        return ("`fronts` is a list, and next() needs an iterator: make one once, before the loop (iter(fronts)), "
+                "or read fronts[i] with a counter that grows by one per token removed.")
+    if isinstance(err, IndexError):
+        return ("you read past the end of `fronts`, which holds one value per token that must go: does your loop "
+                "stop as soon as len(a) + len(b) is no longer *above* max_tokens?")
+    return None
+
+
 def check_truncate(fn) -> None:
     """fn(a, b, max_tokens, fronts) -> (a, b): while too long, drop one token of the longer side (B when they
     tie), from its front if the next value of `fronts` is True, else from its back."""
@@ -66,7 +80,7 @@ def check_truncate(fn) -> None:
              ([1, 2], [3, 4, 5, 6, 7, 8], 4, [True, True, False, True]),
              ([1, 2], [3], 5, [])]
     for a, b, max_tokens, fronts in cases:
-        got = _call(fn, list(a), list(b), max_tokens, list(fronts))
+        got = _call(fn, list(a), list(b), max_tokens, list(fronts), hint=_truncate_hint)
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise ExerciseError("Return the two trimmed segments: (a, b).")
         got_a, got_b = _as_list(got[0], "a"), _as_list(got[1], "b")
@@ -98,8 +112,9 @@ def check_speaker_names(fn) -> None:
              ""]
     for text in cases:
         got = _call(fn, text)
-        if not isinstance(got, (set, frozenset, list, tuple)) or not all(isinstance(g, str) for g in got):
-            raise ExerciseError(f"Return a set of names (strings), got {type(got).__name__}.")
+        if not isinstance(got, (set, frozenset)) or not all(isinstance(g, str) for g in got):
+            raise ExerciseError(f"Return a set of names (strings), got {type(got).__name__}: a set holds each speaker "
+                                "once, however many speeches they have, and the next cell intersects two of them.")
         got, want = set(got), speaker_names(text)
         if got == want:
             continue

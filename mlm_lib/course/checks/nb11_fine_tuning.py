@@ -16,6 +16,8 @@ _SPEECHES = [
     "LEAR:\nNo, no, no, no! Come, let's away to prison:\nWe two alone will sing like birds i' the cage:",
     "PAGE:\n'tis a letter, sir,\nwith seals upon it",
     "ROMEO:\nand every cat and dog\nAnd little mouse, every unworthy thing,\nLive here in heaven",
+    "DUKE SENIOR:\nNow, my co-mates and brothers in exile,\n'Tis not so sweet now as it was before.\nHath not old "
+    "custom made this life more sweet\n[Aside] Than that of painted pomp?",
 ]
 
 
@@ -34,9 +36,19 @@ def check_verse_or_prose(fn) -> None:
         if lines[1][:1].islower() and want == VERSE:
             raise ExerciseError(f"In {speech!r} only the first line starts in lower case, and a speech may begin "
                                 "anywhere: look at the lines *after* the first one.")
+        if want == VERSE and any(not line[:1].isalpha() for line in lines[2:]):
+            raise ExerciseError(f"{speech!r} is verse: a line that starts with a quote or a bracket ('Tis, [Aside]) "
+                                "says nothing about capitals, so only the lines that start with a letter count.")
         raise ExerciseError(f"{speech!r} should be {name[want]}, got {got!r}. The speaker's line (ending with ':') is "
                             "not part of the speech; a lower-case start of a later line means prose.")
     _ok("Verse starts every line with a capital; prose runs on wherever the page ended.")
+
+
+def _pool_hint(err):
+    if "must match the size" in str(err):
+        return ("the mask is (batch, length) and the hidden vectors (batch, length, width): give the mask a last axis "
+                "of size 1 so that it stretches over the width.")
+    return None
 
 
 def check_mean_pool(fn) -> None:
@@ -44,7 +56,7 @@ def check_mean_pool(fn) -> None:
     g = torch.Generator().manual_seed(0)
     hidden = torch.randn(3, 6, 4, generator=g)
     mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]])
-    got = _tensor(_call(fn, hidden.clone(), mask.clone()), "the pooled vectors")
+    got = _tensor(_call(fn, hidden.clone(), mask.clone(), hint=_pool_hint), "the pooled vectors")
     want = torch.stack([hidden[i, : int(mask[i].sum())].mean(0) for i in range(3)])
     if got.shape != want.shape:
         raise ExerciseError(f"One vector per row: expected shape {tuple(want.shape)}, got {tuple(got.shape)}. Average "

@@ -28,11 +28,20 @@ def check_hf_name(fn) -> None:
 
 def check_with_mask(fn) -> None:
     """fn(text, position, mask_token) -> the text with the character at `position` replaced by `mask_token`."""
-    for text, position in (("To be, or not to be", 3), ("abc", 0), ("abc", 2), ("a b", 1)):
-        want = text[:position] + "[MASK]" + text[position + 1:]
-        got = _call(fn, text, position, "[MASK]")
+    cases = (("To be, or not to be", 3, "[MASK]"), ("abc", 0, "[MASK]"), ("abc", 2, "[MASK]"), ("a b", 1, "[MASK]"),
+             ("To be, or not to be", 16, "[MASK]"), ("banana", 5, "<mask>"))
+    for text, position, mask_token in cases:
+        want = text[:position] + mask_token + text[position + 1:]
+        got = _call(fn, text, position, mask_token)
         if got == want:
             continue
+        if mask_token != "[MASK]" and isinstance(got, str) and "[MASK]" in got:
+            raise ExerciseError(f"With mask_token={mask_token!r} your text reads {got!r}: use the mask_token you are "
+                                "given (a RoBERTa tokenizer's is '<mask>'), not '[MASK]' written in.")
+        if isinstance(got, str) and got.count(mask_token) == 1 and got.index(mask_token) != position:
+            raise ExerciseError(f"For {text!r} at {position} the mask landed at {got.index(mask_token)}: str.replace "
+                                f"changes the first place where {text[position]!r} occurs, not the position asked for. "
+                                "Cut the text at the position instead.")
         if got == text[:position] + "[MASK]" + text[position:]:
             raise ExerciseError(f"For {text!r} at {position}: the mask was inserted before the character; it must "
                                 f"*replace* it, or the model sees the answer right beside the blank. Expected {want!r}.")

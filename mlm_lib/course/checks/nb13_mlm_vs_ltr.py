@@ -18,11 +18,19 @@ def check_next_token_pair(fn) -> None:
             raise ExerciseError("Inputs and labels are the same: the model would learn to copy what it reads. Shift "
                                 "by one: the label of position i is the token at i + 1.")
         if torch.equal(inputs, window[1:]) and torch.equal(labels, window[:-1]):
-            raise ExerciseError("Backwards: that predicts the previous token. Inputs are window[:-1], labels window[1:].")
+            raise ExerciseError("Backwards: that predicts the *previous* token. Which of the two should keep the "
+                                "window's first token, and which its last?")
         if not (torch.equal(inputs, window[:-1]) and torch.equal(labels, window[1:])):
             raise ExerciseError(f"For the window {window.tolist()} expected inputs {window[:-1].tolist()} and labels "
                                 f"{window[1:].tolist()}, got {inputs.tolist()} and {labels.tolist()}.")
     _ok("A window of L + 1 tokens gives L predictions, every position a label.")
+
+
+def _loss_hint(err):
+    if "Expected target size" in str(err) or "Expected input batch_size" in str(err):
+        return ("F.cross_entropy reads (positions, vocabulary) logits against (positions,) labels, or puts the "
+                "vocabulary in dimension 1: flatten the batch and length dimensions of both first.")
+    return None
 
 
 def check_next_token_loss(fn) -> None:
@@ -31,12 +39,22 @@ def check_next_token_loss(fn) -> None:
     logits = torch.randn(2, 6, 11, generator=g)
     ids = torch.randint(0, 11, (2, 6), generator=g)
     want = F.cross_entropy(logits[:, :-1].reshape(-1, 11), ids[:, 1:].reshape(-1))
-    got = _tensor(_call(fn, logits.clone(), ids.clone()), "the loss")
+    got = _tensor(_call(fn, logits.clone(), ids.clone(), hint=_loss_hint), "the loss")
     if got.numel() != 1:
         raise ExerciseError(f"Return one number (the mean over every prediction), got shape {tuple(got.shape)}.")
     if torch.allclose(got, F.cross_entropy(logits.reshape(-1, 11), ids.reshape(-1))):
         raise ExerciseError("No shift: position i is scored against its own token, which (without a mask over it) "
                             "it can read. Score logits[:, :-1] against ids[:, 1:].")
+    flat_logits, flat_labels = logits[:, :-1].reshape(-1, 11), ids[:, 1:].reshape(-1)
+    if torch.allclose(got, F.cross_entropy(flat_logits, flat_labels, reduction="sum")):
+        raise ExerciseError("That is the sum over the predictions: the loss is their mean (as reduction='mean' "
+                            "gives), so that it does not grow with the batch.")
+    if torch.allclose(got, F.nll_loss(flat_logits, flat_labels)):
+        raise ExerciseError("F.nll_loss expects log-probabilities, and these are raw logits: F.cross_entropy applies "
+                            "the log-softmax itself (or take log_softmax first).")
+    if torch.allclose(got, F.cross_entropy(logits[:, 1:].reshape(-1, 11), ids[:, :-1].reshape(-1))):
+        raise ExerciseError("Shifted the wrong way: you score each position against the token *before* it. Position "
+                            "i's logits predict the token at i + 1.")
     if not torch.allclose(got, want, atol=1e-5):
         raise ExerciseError("Not the mean next-token cross-entropy yet: drop the last position's logits (nothing "
                             "follows it) and the first token as a label (nothing predicts it), then flatten both.")

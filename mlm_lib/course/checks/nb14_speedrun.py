@@ -8,6 +8,40 @@ from ...muon import hidden_matrices, newton_schulz
 from ._common import ExerciseError, _call, _ok, _tensor
 
 
+def _ns_slips(matrix, steps):
+    """The review's wrong Newton-Schulz answers, each computed, with the hint that names it."""
+    a, b, c = 3.4445, -4.7750, 2.0315
+    tall = matrix.size(0) > matrix.size(1)
+
+    def run(n, update, renorm=False):
+        x = matrix.float().T if tall else matrix.float()
+        x = x / x.norm()
+        for _ in range(n):
+            x = update(x)
+            x = x / x.norm() if renorm else x
+        return x.T if tall else x
+
+    def step(x, b=b, squared=True, left=True):
+        gram = x @ x.T if left else x.T @ x
+        poly = b * gram + c * (gram @ gram if squared else gram)
+        return a * x + (poly @ x if left else x @ poly)
+
+    slips = [("Check the coefficients' signs: b is negative (-4.775); with +4.775 the polynomial pushes singular "
+              "values away from 1.", run(steps, lambda x: step(x, b=-b))),
+             ("The last coefficient multiplies G @ G, the Gram matrix squared (the s^5 term), not G once.",
+              run(steps, lambda x: step(x, squared=False))),
+             ("Divide by the norm once, at the start: the iteration itself keeps the singular values near 1, and "
+              "dividing again every step undoes its work.", run(steps, step, renorm=True))]
+    if matrix.size(0) == matrix.size(1):
+        slips.append(("The Gram matrix goes on the side that it multiplies: with G = X @ X.T, the update is "
+                      "(b G + c G @ G) @ X.", run(steps, lambda x: a * x + (b * (x.T @ x) + c * (x.T @ x) @ (x.T @ x)) @ x)))
+    for n in (steps - 1, steps + 1):
+        if n >= 0:
+            slips.append((f"One iteration {'short' if n < steps else 'too many'}: run exactly `steps` ({steps}) "
+                          f"iterations, you ran {n}.", run(n, step)))
+    return slips
+
+
 def check_newton_schulz(fn) -> None:
     """fn(matrix, steps) -> five (or `steps`) Newton-Schulz iterations of Muon, as `mlm_lib.newton_schulz`."""
     g = torch.Generator().manual_seed(0)
@@ -19,13 +53,18 @@ def check_newton_schulz(fn) -> None:
             if got.shape != matrix.shape:
                 raise ExerciseError(f"For a {shape[0]}x{shape[1]} matrix return a {shape[0]}x{shape[1]} matrix, got "
                                     f"shape {tuple(got.shape)} (a tall matrix is turned wide for the iteration, then back).")
+            if torch.allclose(got.float(), want, atol=1e-4, rtol=1e-4):
+                continue
+            for message, variant in _ns_slips(matrix, steps):
+                if variant.shape == got.shape and torch.allclose(got.float(), variant, atol=1e-4, rtol=1e-4):
+                    raise ExerciseError(message)
             if not torch.isfinite(got).all() or torch.linalg.matrix_norm(got.float(), ord=2) > 2:  # largest singular value
-                raise ExerciseError("The numbers blow up: divide the matrix by its norm (matrix.norm()) first, so "
-                                    "every singular value starts at most 1, where the polynomial pulls it towards 1.")
-            if not torch.allclose(got.float(), want, atol=1e-4, rtol=1e-4):
-                raise ExerciseError(f"Not the same as mlm_lib.newton_schulz for a {shape[0]}x{shape[1]} matrix and "
-                                    f"steps={steps}. Each step is X <- a X + (b G + c G @ G) @ X with G = X @ X.T and "
-                                    "(a, b, c) = (3.4445, -4.775, 2.0315), starting from X = matrix / matrix.norm().")
+                raise ExerciseError("The numbers blow up. Two things keep them near 1: the start (every singular value "
+                                    "at most 1 once the matrix is divided by its norm) and the polynomial's coefficients "
+                                    "with their signs, which pull values in (0, 1] towards 1. Check both.")
+            raise ExerciseError(f"Not the same as mlm_lib.newton_schulz for a {shape[0]}x{shape[1]} matrix and "
+                                f"steps={steps}. Check in turn: the start (divided by its norm once), the Gram matrix "
+                                "of the wide orientation, the three coefficients and the number of iterations.")
     _ok("Five multiplications of small matrices, and every singular value sits near 1: the update's directions "
         "all move alike.")
 

@@ -37,8 +37,26 @@ def check_gumbel_max(fn) -> None:
         raise ExerciseError("Uniform noise added as it is: the Gumbel trick needs Gumbel noise, -log(-log(u)).")
     if torch.equal(got, (logits + torch.log(-torch.log(noise))).argmax(-1)):
         raise ExerciseError("A sign is off: Gumbel noise is -log(-log(u)), so the logits get minus log(-log(u)).")
-    raise ExerciseError("Not the Gumbel-max sample: for each row, add Gumbel noise made from `noise` to the logits "
-                        "and take the index of the largest.")
+    if torch.equal(got, (logits - torch.log(noise)).argmax(-1)):
+        raise ExerciseError("-log(u) is exponential noise, not Gumbel noise: take the log twice, -log(-log(u)).")
+    if torch.equal(got, (logits.softmax(-1) - torch.log(-torch.log(noise))).argmax(-1)):
+        raise ExerciseError("The noise was added to probabilities: the trick adds Gumbel noise to the *logits* "
+                            "(log-probabilities up to a constant), where it samples from their softmax exactly.")
+    if torch.equal(got, (logits + torch.log(noise)).argmax(-1)):
+        raise ExerciseError("+log(u) is (minus) exponential noise: Gumbel noise takes the log twice, -log(-log(u)).")
+    again = _tensor(_call(fn, logits, noise.clone()), "the samples")
+    if not torch.equal(again, got):
+        raise ExerciseError("Two calls with the same `noise` gave different samples: your function draws its own "
+                            "randomness (torch.multinomial, torch.rand...). The sample must come from `noise` alone.")
+    raise ExerciseError("Not the Gumbel-max sample. Which noise did you add (it must be -log(-log(noise))), to what "
+                        "(the logits), and where did you take the argmax (over the vocabulary, the last dimension)?")
+
+
+def _rtd_hint(err):
+    if "can't be cast" in str(err) or "Long" in str(err) and "Float" in str(err):
+        return ("the targets of binary cross-entropy are probabilities, so floats: turn the 0/1 `replaced` into "
+                "floats (.float()) before the loss.")
+    return None
 
 
 def check_rtd_loss(fn) -> None:
@@ -51,7 +69,7 @@ def check_rtd_loss(fn) -> None:
     mask[2, 5:] = 0
     losses = F.binary_cross_entropy_with_logits(logits, replaced.float(), reduction="none")
     expected = (losses * mask).sum() / mask.sum()
-    got = _tensor(_call(fn, logits, replaced, mask), "the loss")
+    got = _tensor(_call(fn, logits, replaced, mask, hint=_rtd_hint), "the loss")
     if got.numel() != 1:
         raise ExerciseError(f"Return one number, the mean, not a tensor of shape {tuple(got.shape)}.")
     got = got.float().reshape(())
@@ -70,5 +88,14 @@ def check_rtd_loss(fn) -> None:
     if math.isclose(got.item(), losses[replaced.bool() & mask.bool()].mean().item(), rel_tol=1e-5):
         raise ExerciseError("Only the replaced positions were scored: the discriminator is judged at every position "
                             f"({int(chosen.sum())} here, less the padding), the originals included.")
-    raise ExerciseError(f"Expected {expected.item():.4f}, got {got.item():.4f}: binary cross-entropy of each logit "
-                        "against its 0/1 target, averaged over the real positions.")
+    clamped = F.binary_cross_entropy(logits.clamp(1e-6, 1 - 1e-6), replaced.float(), reduction="none")
+    if math.isclose(got.item(), ((clamped * mask).sum() / mask.sum()).item(), rel_tol=1e-4):
+        raise ExerciseError("F.binary_cross_entropy reads probabilities, and these are logits (any real number): "
+                            "use the version that takes logits, or a sigmoid first.")
+    per_row = ((losses * mask).sum(1) / mask.sum(1)).mean()
+    if math.isclose(got.item(), per_row.item(), rel_tol=1e-5):
+        raise ExerciseError("A mean per row, then the mean of the rows: that weighs a short (padded) row's positions "
+                            "more than a full row's. Average over all the real positions of the batch at once.")
+    raise ExerciseError(f"Expected {expected.item():.4f}, got {got.item():.4f}. Is each position scored with "
+                        "binary cross-entropy *from logits*, against a 0/1 target, and averaged over every real "
+                        "position of the batch (padding out)?")

@@ -30,11 +30,32 @@ def check_rotate(fn) -> None:
         raise ExerciseError("Those pairs are neighbours (0, 1), (2, 3): RoFormer's layout. The course (and Hugging "
                             "Face's ModernBERT) pairs each number with the one half a head away, (i, i + d/2), "
                             "which is how `cos` and `sin` are laid out.")
+    if torch.allclose(got, x * sin + torch.cat((-second, first), -1) * cos, atol=1e-5):
+        raise ExerciseError("cos and sin are swapped: the pair itself is scaled by the cosine (at angle 0 nothing "
+                            "may change), its quarter turn by the sine.")
+    rotated = torch.cat((-second, first), -1)
+    if torch.allclose(got, rotated * sin, atol=1e-5):
+        raise ExerciseError("The cosine term is missing: a turn by angle t keeps cos(t) of the pair itself and adds "
+                            "sin(t) of its quarter turn.")
+    if torch.allclose(got, x * cos + torch.cat((-first, second), -1) * sin, atol=1e-5):
+        raise ExerciseError("The quarter turn of a pair (a, b) is (-b, a): the halves swap places as well as one "
+                            "changing sign.")
+    top, bottom = x.chunk(2, dim=-2)
+    if x.size(-2) % 2 == 0 and torch.allclose(got, x * cos + torch.cat((-bottom, top), -2) * sin, atol=1e-5):
+        raise ExerciseError("The halves were taken along the positions: a pair is two numbers of one vector, so "
+                            "split the last dimension (the vector's), chunk(2, dim=-1).")
     if torch.allclose(got, x * cos, atol=1e-5):
         raise ExerciseError("Only the cosine part: a rotation also mixes in the pair's other number, times the sine.")
     if (got.norm(dim=-1) - x.norm(dim=-1)).abs().max() > 1e-3:
         raise ExerciseError("The vectors changed length: a rotation keeps it, so something other than a turn happened.")
     raise ExerciseError("Not the expected rotation: x * cos + (the quarter-turned x) * sin, pair (i, i + d/2) by pair.")
+
+
+def _geglu_hint(err):
+    if "cannot be multiplied" in str(err):
+        return ("w_out reads f numbers, half of w_in's output: split w_in(x) into two halves along its *last* "
+                "dimension (the features), not the first (the batch).")
+    return None
 
 
 def check_geglu(fn) -> None:
@@ -45,13 +66,26 @@ def check_geglu(fn) -> None:
     x = torch.randn(3, 4, 6)
     h, gate = w_in(x).chunk(2, dim=-1)
     expected = w_out(F.gelu(h) * gate)
-    got = _tensor(_call(fn, x, w_in, w_out), "the output")
+    got = _tensor(_call(fn, x, w_in, w_out, hint=_geglu_hint), "the output")
     if got.shape != expected.shape:
         raise ExerciseError(f"Expected shape {tuple(expected.shape)} (back to d), got {tuple(got.shape)}: split "
                             "w_in's output in two halves of f, multiply them, then w_out.")
     if torch.allclose(got, expected, atol=1e-5):
         _ok("One half through GELU, scaled by the other half: the gate decides, per number, how much passes.")
         return
+    if torch.allclose(got, w_out(F.gelu(h, approximate="tanh") * gate), atol=1e-4):
+        _ok("One half through GELU (your tanh approximation is within 1e-3 of the exact erf GELU the course and "
+            "ModernBERT use), scaled by the other half: the gate decides, per number, how much passes.")
+        return
+    slips = [(w_out(F.relu(h) * gate), "ReLU is ReGLU's gate function; GeGLU's is GELU."),
+             (w_out(F.silu(h) * gate), "SiLU makes SwiGLU (LLaMA's choice); GeGLU, ModernBERT's, uses GELU."),
+             (w_out(F.gelu(w_in(x)[..., :5])), "The gate is missing: the second half multiplies the first "
+                                               "half's GELU, number by number."),
+             (w_out(F.gelu(w_in(x)[..., ::2]) * w_in(x)[..., 1::2]), "Even and odd numbers are not the halves: "
+              "the first f numbers of w_in(x) go through GELU, the last f are the gate (chunk(2, dim=-1)).")]
+    for wrong, message in slips:
+        if torch.allclose(got, wrong, atol=1e-5):
+            raise ExerciseError(message)
     if torch.allclose(got, w_out(h * F.gelu(gate)), atol=1e-5):
         raise ExerciseError("GELU went on the gate: the course (and ModernBERT) puts it on the first half and "
                             "multiplies by the second as it is.")
