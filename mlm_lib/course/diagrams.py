@@ -355,7 +355,7 @@ def encoder_diagram(config):
         if c.global_every > 1:
             attn += f"\n(global every {c.global_every}, else a window of {c.local_window})"
         if c.pre_ln:
-            first = "LayerNorm" if c.first_layer_norm else "LayerNorm (not in layer 1: it reads the normalised embeddings)"
+            first = "LayerNorm" if c.first_layer_norm else "LayerNorm (not in layer 0, the first: it reads the normalised embeddings)"
             parts = [(first, QUIET), (attn, LAYER), ("+ (residual)", "white"), ("LayerNorm", QUIET),
                      (ffn, LAYER), ("+ (residual)", "white")]
         else:
@@ -511,8 +511,10 @@ def blanks_and_guesses(text: str, predictions, shown: int = 8):
                     **fonts_for(token))
             ax.text(x + 0.38 + 0.85 * prob, y + 0.11, f"{prob:.0%}", va="center", fontsize=7.5)
     right = sum(p.correct for p in chosen)
-    ax.text(0.2, height - 0.3, f"{len(chosen)} of {len(predictions)} blanks, the model's top {k} at each (green: the "
-            f"original): first guess right at {right}", fontsize=10, fontweight="bold")
+    shown = f"the first {len(chosen)} of the {len(predictions)} blanks" if len(chosen) < len(predictions) else \
+        f"all {len(chosen)} blanks"
+    ax.text(0.2, height - 0.3, f"{shown}, the model's top {k} at each (green: the original): first guess right at "
+            f"{right} of these {len(chosen)}", fontsize=10, fontweight="bold")
     return fig
 
 
@@ -661,9 +663,11 @@ def pieces_and_words(tokens, word_ids, by_pieces, by_words, shown: int = 40):
         hit = {w for w, c in zip(word_ids, outcome) if int(c) != NOT_SELECTED and w >= 0}
         partly = sum(1 for w in hit if any(int(c) == NOT_SELECTED for v, c in zip(word_ids, outcome) if v == w))
         ax.text(1.9, y - 0.22, f"{len(hit)} words touched, {partly} of them only in part", fontsize=8.5, color="#555555")
-    ax.text(0.15, 2.05, f"{len(tokens)} pieces, {len({w for w in word_ids if w >= 0})} words (a frame is a word); colours: "
-            + ", ".join(f"{OUTCOME_NAMES[c]}" for c in (MASKED, RANDOM, UNCHANGED)) + " (orange, red, green)",
-            fontsize=9.5)
+    present = [(c, colour) for c, colour in ((MASKED, "orange"), (RANDOM, "red"), (UNCHANGED, "green"))
+               if c in by_pieces or c in by_words]  # only the outcomes drawn get a legend
+    ax.text(0.15, 2.05, f"{len(tokens)} pieces, {len({w for w in word_ids if w >= 0})} words (a frame is a word); "
+            + ", ".join(f"{colour}: {OUTCOME_NAMES[c]}" for c, colour in present)
+            + (" (▮ = shown as [MASK])" if any(c == MASKED for c, _ in present) else ""), fontsize=9.5)
     return fig
 
 
@@ -774,18 +778,19 @@ def export_diagram(folder):
     fig, ax = _canvas(9.5, 0.9 + 0.36 * max(len(files), 4))
     top = 0.55 + 0.36 * max(len(files), 4)
     ax.text(0.15, top, f"{Path(folder).name}/", fontsize=10, fontweight="bold", family="monospace")
+    mid = top - 0.3 - 0.18 * len(files)
+    readers = {"model": (4.3, mid + 0.46), "tokenizer": (4.3, mid - 0.24)}  # where each class's box starts
     for i, path in enumerate(files):
         y = top - 0.42 - 0.36 * i
         size = path.stat().st_size
         shown = f"{size / 1e6:.1f} MB" if size >= 1e5 else f"{size / 1e3:.1f} kB"
-        colour = HEAD if path.suffix == ".safetensors" else (INPUT if "token" in path.name or path.name == "vocab.txt" else QUIET)
+        for_tokenizer = "token" in path.name or path.name == "vocab.txt"
+        colour = HEAD if path.suffix == ".safetensors" else (INPUT if for_tokenizer else QUIET)
         _box(ax, 0.3, y, 3.1, 0.28, f"{path.name}   {shown}", colour, size=8.5, family="monospace")
-    mid = top - 0.3 - 0.18 * len(files)
+        _arrow(ax, (3.45, y + 0.14), readers["tokenizer" if for_tokenizer else "model"])  # who reads this file
     _box(ax, 4.3, mid + 0.25, 2.2, 0.42, "AutoModelForMaskedLM", LAYER, size=9)
     _box(ax, 4.3, mid - 0.45, 2.2, 0.42, "AutoTokenizer", INPUT, size=9)
     _box(ax, 7.2, mid - 0.12, 2.1, 0.5, 'pipeline("fill-mask")', HEAD, size=9)
-    _arrow(ax, (3.45, mid + 0.3), (4.3, mid + 0.46))
-    _arrow(ax, (3.45, mid - 0.1), (4.3, mid - 0.24))
     _arrow(ax, (6.5, mid + 0.46), (7.2, mid + 0.2))
     _arrow(ax, (6.5, mid - 0.24), (7.2, mid))
     ax.text(4.3, mid - 0.75, "offline: from_pretrained(folder), nothing downloaded", fontsize=8.5, color="#555555")
