@@ -293,7 +293,8 @@ def evaluate_electra(model: Electra, tokenizer, ids: torch.Tensor, *, length: in
                      disc_weight: float = DISC_WEIGHT, fixed: torch.Tensor | None = None) -> dict:
     """Both halves on held-out text: windows spread evenly over `ids`, masked and sampled with `seed` (the same
     every time). Returns the discriminator's accuracy (every position), AUC, and accuracy on replaced and on
-    original tokens; the generator's masked accuracy and loss; the share of positions replaced; the total loss."""
+    original tokens; the generator's masked accuracy and loss; the share of positions replaced; the total loss;
+    and the spread of the discriminator's hidden states across positions (`hidden_spread`)."""
 
     was_training = model.training
     model.eval()
@@ -302,12 +303,13 @@ def evaluate_electra(model: Electra, tokenizer, ids: torch.Tensor, *, length: in
     g = torch.Generator().manual_seed(seed)
     inputs, labels = mask_tokens(batch, tokenizer, masking, generator=g)
     noise = torch.rand(int((labels != IGNORE_INDEX).sum()), tokenizer.vocab_size, generator=g)
-    logits, replaced, gen_right, gen_loss, disc_loss, used = [], [], 0, 0.0, 0.0, 0
+    logits, replaced, gen_right, gen_loss, disc_loss, used, spreads = [], [], 0, 0.0, 0.0, 0, []
     for i in range(0, len(inputs), batch_size):
         x, y = inputs[i:i + batch_size].to(device), labels[i:i + batch_size].to(device)
         n = int((y != IGNORE_INDEX).sum())
         out = electra_forward(model, x, y, noise[used:used + n], disc_weight=disc_weight, fixed=fixed)
         used += n
+        spreads.append(hidden_spread(model.discriminator.encode(out["corrupted"])) * len(x))
         logits.append(out["discriminator_logits"].cpu())
         replaced.append(out["replaced"].cpu())
         gen_right += int((out["generator_logits"].argmax(-1) == out["targets"]).sum())
@@ -321,7 +323,21 @@ def evaluate_electra(model: Electra, tokenizer, ids: torch.Tensor, *, length: in
             "original_accuracy": (~said[~replaced]).float().mean().item(), "replaced": replaced.float().mean().item(),
             "generator_accuracy": gen_right / max(1, used), "generator_loss": gen_loss / max(1, used),
             "discriminator_loss": disc_loss / logits.numel(),
-            "loss": gen_loss / max(1, used) + disc_weight * disc_loss / logits.numel()}
+            "loss": gen_loss / max(1, used) + disc_weight * disc_loss / logits.numel(),
+            "spread": sum(spreads) / len(inputs)}
+
+
+# below this spread a discriminator counts as collapsed: its positions' vectors differ by about 1% of what a
+# learning encoder's do (the course's masked LM: 0.88; notebook 15's first ELECTRA runs: 1.5e-5 and 1.7e-4)
+COLLAPSED_SPREAD = 0.01
+
+
+def hidden_spread(hidden: torch.Tensor) -> float:
+    """How much the discriminator's last hidden states differ from position to position: their standard deviation
+    across the positions of a window, averaged over features and windows (`hidden`: batch x length x width).
+    Near 0, every position gets the same vector -- the encoder has collapsed to one answer for all of them,
+    whatever its accuracy says (notebook 15, §5: a collapsed run's spread is about 1e-5, a learning one's 0.1-1)."""
+    return hidden.float().std(dim=1).mean().item()
 
 
 # ---- Hugging Face conversion (notebook 15, §3) ------------------------------------------------------------
@@ -398,5 +414,5 @@ def electra_from_hf(hf_model):
 
 
 __all__ = ["DISC_WEIGHT", "ELECTRA_MASKING", "GENERATORS", "Electra", "ElectraDiscriminator", "ElectraGenerator",
-           "ReplacedTokenDetection", "discriminator_loss", "electra_forward", "electra_from_hf", "evaluate_electra",
-           "fixed_generator", "generator_config", "replace_tokens", "roc_auc", "sample_replacements"]
+           "ReplacedTokenDetection", "COLLAPSED_SPREAD", "discriminator_loss", "electra_forward", "electra_from_hf", "evaluate_electra",
+           "fixed_generator", "generator_config", "hidden_spread", "replace_tokens", "roc_auc", "sample_replacements"]

@@ -189,14 +189,60 @@ def test_the_electra_command_pretrains_then_fine_tunes_the_saved_models(tmp_path
     out, saved = tmp_path / "e.json", tmp_path / "models"
     common = ["--seeds", "0", "--minutes", "0.02", "--preset", "smoke", "--out", str(out), "--save-dir", str(saved)]
     first = command.main([*common, "--no-finetune"])
-    assert [r["objective"] for r in first["pretrained"]] == ["mlm", "electra"] and not first["finetuned"]
+    assert [r["objective"] for r in first["pretrained"]] == ["mlm", "electra", "scratch"] and not first["finetuned"]
+    own = command.ELECTRA_RECIPES["own"]
+    electra_run = first["pretrained"][1]
+    assert (electra_run["lr"], electra_run["tokens_per_batch"]) == (
+        own["lr"], own["batch_times"] * first["pretrained"][0]["tokens_per_batch"])  # ELECTRA's recipe, not the MLM's
     assert {p.name for p in saved.iterdir()} >= {"mlm-s0.pt", "electra-s0.pt", "electra-s0-generator.pt"}
     second = command.main([*common, "--resume", "--finetune-saved"])
     assert {(r["objective"], r["pretrain_seed"]) for r in second["finetuned"]} == {("mlm", 0), ("electra", 0)}
     assert set(second["summary"]) == {f"{o} | {learner} | 16" for o in ("mlm", "electra")
-                                      for learner in command.LEARNERS}
+                                      for learner in command.LEARNERS}  # scratch has no saved model to fine-tune
     assert len(second["commands"]) == 2
     again = command.main([*common, "--resume", "--finetune-saved"])  # nothing left to do
     assert len(again["finetuned"]) == len(second["finetuned"])
     with pytest.raises(SystemExit):
         command.main(["--preset", "smoke", "--out", str(tmp_path / "none.json"), "--finetune-saved"])
+
+
+def test_hidden_spread_is_zero_for_a_collapsed_encoder_only():
+    from mlm_lib.electra import hidden_spread
+
+    same = torch.randn(3, 1, 8).expand(3, 10, 8)  # one vector at every position of a window
+    assert hidden_spread(same) == pytest.approx(0.0, abs=1e-7)
+    assert hidden_spread(torch.randn(3, 10, 8)) > 0.5
+
+
+@pytest.mark.slow
+def test_the_electra_command_runs_jobs_side_by_side_and_can_borrow_the_mlm_recipe(tmp_path):
+    from mlm_lib.experiments import electra as command
+
+    result = command.main(["--seeds", "0", "--minutes", "0.01", "--preset", "smoke", "--jobs", "2", "--no-finetune",
+                           "--objectives", "mlm", "electra", "--electra-recipe", "mlm", "--out", str(tmp_path / "e.json")])
+    runs = {r["objective"]: r for r in result["pretrained"]}
+    assert runs["electra"]["lr"] == runs["mlm"]["lr"] == 2e-3  # the masked LM's, as notebook 15's first runs
+    assert runs["electra"]["tokens_per_batch"] == runs["mlm"]["tokens_per_batch"]
+    assert all(r["threads"] == 1 for r in runs.values())  # two cores shared out, one thread each
+    assert "spread" in runs["electra"]["final"]
+
+
+@pytest.mark.slow
+def test_the_grid_command_records_every_cell_and_resumes_only_with_its_settings(tmp_path, capsys):
+    from mlm_lib.experiments import electra_grid as grid
+
+    out = tmp_path / "grid.json"
+    common = ["--preset", "smoke", "--characters", "4096", "--evals", "2", "--batches", "256", "--out", str(out)]
+    first = grid.main([*common, "--lrs", "1e-3"])
+    (run,) = first["runs"]
+    assert (run["lr"], run["batch"], run["steps"]) == (1e-3, 256, 16)
+    assert len(run["curve"]["val_auc"]) == len(run["curve"]["val_spread"]) == 2
+    assert run["final"]["spread"] > 0 and grid.collapsed(run) == (run["final"]["spread"] < 0.01)
+    both = grid.main([*common, "--lrs", "1e-3", "3e-3", "--resume"])  # only the missing cell runs
+    assert [r["lr"] for r in both["runs"]] == [3e-3, 1e-3] and both["runs"][1] == run
+    with pytest.raises(SystemExit):
+        grid.main([*common[:-2], "--characters", "8192", "--out", str(out), "--resume"])
+    assert "other settings (characters)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        grid.main([*common, "--lrs", "1e-3"])  # an existing file is not replaced by accident
+    assert "already exists" in capsys.readouterr().err

@@ -6,6 +6,7 @@ the tests keep every table written in docs/ equal to what its file gives.
 """
 from __future__ import annotations
 
+from ..electra import COLLAPSED_SPREAD
 from ..finetune import LEARNING_RATES
 
 # roberta_table's columns per experiment: (held-out set, figure, header)
@@ -151,13 +152,33 @@ def electra_pretraining_table(result: dict) -> str:
     lines = ["| pretraining | seed | minutes | steps | held-out figures at the bell |", "|---|---|---|---|---|"]
     for r in result["pretrained"]:
         f = r["final"]
+        if r["objective"] == "scratch":
+            continue  # nothing pretrained: the fine-tuning's floor
         if r["objective"] == "mlm":
             figures = f"masked accuracy {f['accuracy']:.1%} (loss {f['loss']:.3f})"
         else:
             figures = (f"discriminator: AUC {f['auc']:.3f}, accuracy {f['accuracy']:.1%} ({f['replaced']:.1%} of "
-                       f"positions replaced); generator: masked accuracy {f['generator_accuracy']:.1%}")
+                       f"positions replaced)" + (f", spread {f['spread']:.2g}" if "spread" in f else "")
+                       + f"; generator: masked accuracy {f['generator_accuracy']:.1%}")
         lr = f", lr {r['lr']:g}" if "lr" in r else ""
+        lr += f", {r['tokens_per_batch']:,} a step" if r.get("tokens_per_batch") else ""
         lines.append(f"| {r['objective']}{lr} | {r['seed']} | {r['minutes']:g} | {r['steps']:,} | {figures} |")
+    return "\n".join(lines)
+
+
+def electra_grid_table(grid: dict) -> str:
+    """Markdown: notebook 15's grid, one row per learning rate and characters a step, at one budget of training
+    characters: steps, the discriminator's AUC at each evaluation, and at the end its accuracy, recall on the
+    replaced positions and hidden-state spread across positions (`electra.hidden_spread`; below
+    `electra.COLLAPSED_SPREAD`, 0.01: collapsed)."""
+
+    lines = ["| learning rate | characters a step | steps | AUC along the run | accuracy | replaced found | spread | |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in grid["runs"]:
+        f, aucs = r["final"], " → ".join(f"{a:.2f}" for a in r["curve"]["val_auc"])
+        state = "collapsed" if f["spread"] < COLLAPSED_SPREAD else "learning" if f["auc"] > 0.55 else "barely learning"
+        lines.append(f"| {r['lr']:g} | {r['batch']:,} | {r['steps']:,} | {aucs} | {f['accuracy']:.1%} | "
+                     f"{f['replaced_recall']:.1%} | {f['spread']:.2g} | {state} |")
     return "\n".join(lines)
 
 

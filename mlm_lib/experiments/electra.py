@@ -1,25 +1,31 @@
 """ELECTRA against the course's masked LM at the same wall-clock budget, judged by what pretraining is for.
 
-    python -m mlm_lib.experiments.electra --seeds 0 1 --minutes 15 --out mlm_lib/course/assets/results/electra.json --save-dir runs/electra
+    python -m mlm_lib.experiments.electra --seeds 0 1 --minutes 15 --preset laptop --jobs 2 --out mlm_lib/course/assets/results/electra-recipe.json
     python -m mlm_lib.experiments.electra --preset smoke --minutes 0.05 --out /tmp/electra.json   # the tests
 
-Notebook 15, §4. For each seed, one after the other, two pretrainings of the same minutes of training on the
-clock (evaluations not counted), on the course's model size, with the speedrun's schedule (AdamW 2e-3, 4%
-warm-up then linear decay to zero at the bell, windows 16 -> 128 over the first half, 4,096 characters a step):
-* `mlm`: the course's recipe, bert-40% (notebook 14): BERT's masked LM, 40% of positions selected;
+Notebook 15, §6. For each seed, two pretrainings of the same minutes of training on the clock (evaluations not
+counted), on the course's model size, with the speedrun's schedule (4% warm-up then linear decay to zero at the
+bell, windows 16 -> 128 over the first half):
+* `mlm`: the course's recipe, bert-40% (notebook 14): BERT's masked LM, 40% of positions selected, AdamW at 2e-3,
+  4,096 characters a step;
 * `electra`: the course's model as the discriminator, a generator a quarter as wide sharing its embeddings,
-  ELECTRA's masking (15% selected, 85% of them [MASK]) and loss (generator + 50 x discriminator).
+  ELECTRA's masking (15% selected, 85% of them [MASK]) and loss (generator + 50 x discriminator), with ELECTRA's
+  own recipe (`ELECTRA_RECIPE`, chosen on notebook 15's grid, `electra_grid`); `--electra-recipe mlm` borrows the
+  masked LM's instead, as notebook 15's first runs did (their discriminators collapsed).
 Each is measured on its own objective on the held-out plays (the MLM: masked accuracy at BERT's 15% on the whole
 held-out text at 128; ELECTRA: the discriminator's accuracy and AUC at every position and the generator's masked
 accuracy, on 256 windows of 128). Then each pretrained encoder (the MLM's; ELECTRA's discriminator) is fine-tuned
 on notebook 11's verse-or-prose task with few labels — 50 and 200 speeches, where pretraining matters — with mean
-pooling, the whole network trained ("pretrained, mean") and with the encoder frozen ("frozen, mean"), three
-fine-tuning seeds each; each learner's learning rate is chosen on the validation plays (seed 0, 200 labels) from
-three, for each pretraining, and the test plays are read once, at the end.
-Results are written after every run (`--resume` keeps them); `--save-dir` keeps every pretrained model.
-`--no-finetune` pretrains only; `--finetune-saved` then fine-tunes the models kept in --save-dir for the
-pretrainings --out holds (so the clock-bound half and the step-bound half can run at different times). The
-`laptop` preset fine-tunes with notebook 11's learning rates (no sweep) and two fine-tuning seeds.
+pooling, the whole network trained ("pretrained, mean") and with the encoder frozen ("frozen, mean"); and, as the
+floor, the same two learners from a randomly initialised encoder (objective `scratch`, notebook 11's scratch
+learning rate for the whole network). The
+`full` preset chooses each learner's learning rate on the validation plays (seed 0, 200 labels) from three, for
+each pretraining, three fine-tuning seeds; the `laptop` preset uses notebook 11's learning rates, two seeds. The
+test plays are read once, at the end.
+`--jobs 2` runs a seed's two pretrainings at once, each in its own process on one thread (the same minutes on the
+same machine for both, side by side). Results are written after every pretraining (`--resume` keeps them);
+`--save-dir` keeps every pretrained model. `--no-finetune` pretrains only; `--finetune-saved` then fine-tunes the
+models kept in --save-dir for the pretrainings --out holds.
 """
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ import math
 import statistics
 import sys
 import time
+from pathlib import Path
 
 import torch
 
@@ -42,13 +49,18 @@ from ..masking import MaskingConfig
 from ..model import BertConfig, BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
 from ..training import MaskedLM, TrainConfig, train
-from ._args import add_device_options, machine, output_file, output_folder, today, where, whole_number, write_json
+from ._args import (add_device_options, machine, output_file, output_folder, run_jobs, today, where, whole_number,
+                    write_json)
 from .speedrun import EVAL_LENGTH, RECIPES, whole_text_windows
 from .speedrun import PRESETS as SPEEDRUN_PRESETS
 
-OBJECTIVES = ("mlm", "electra")
+OBJECTIVES = ("mlm", "electra", "scratch")
 LEARNERS = ("pretrained, mean", "frozen, mean")
-RATES = {"pretrained, mean": (3e-5, 1e-4, 3e-4), "frozen, mean": (3e-3, 1e-2, 3e-2)}
+RATES = {"pretrained, mean": (3e-5, 1e-4, 3e-4), "frozen, mean": (3e-3, 1e-2, 3e-2), "scratch": (3e-4, 1e-3, 3e-3)}
+# ELECTRA's own peak learning rate and batch (characters a step), chosen on notebook 15's grid
+# (assets/results/electra-grid.json, `python -m mlm_lib.experiments.electra_grid`; see `ELECTRA_RECIPE_REASON`);
+# "mlm" is the masked LM's, which notebook 15's first runs borrowed.
+ELECTRA_RECIPES = {"own": dict(lr=1e-3, batch_times=4), "mlm": dict(lr=2e-3, batch_times=1)}
 
 PRESETS = {
     "full": dict(pretrain=SPEEDRUN_PRESETS["full"], budgets=(50, 200), finetune_seeds=(0, 1, 2), steps=300,
@@ -64,17 +76,20 @@ PRESETS = {
 }
 
 
-def pretrain(objective: str, seed: int, minutes: float, data, settings: dict, electra_lr: float | None = None,
+def pretrain(objective: str, seed: int, minutes: float, data, settings: dict, electra_recipe: dict | None = None,
              device: torch.device | str = "cpu", precision: str = "auto") -> tuple[dict, torch.nn.Module, torch.nn.Module]:
     """One pretraining on the clock, on `device`; returns (its record, the encoder to fine-tune, the whole trained
-    model)."""
+    model). ELECTRA trains with `electra_recipe` (a peak `lr` and `tokens_per_batch`; default ELECTRA's own)."""
     tokenizer, train_ids, val_ids = data
     recipe, sizes = RECIPES["bert-40%"], settings["pretrain"]["sizes"]
     config = BertConfig(vocab_size=tokenizer.vocab_size, **sizes)
     budget = minutes * 60
-    lr = electra_lr if objective == "electra" and electra_lr is not None else recipe["lr"]
-    common = dict(seconds=budget, warmup_seconds=recipe["warmup"] * budget, eval_seconds=60.0, tokens_per_batch=
-                  settings["pretrain"]["tokens_per_batch"], schedule=recipe["schedule"], lr=lr, seed=seed)
+    lr, batch = recipe["lr"], settings["pretrain"]["tokens_per_batch"]
+    if objective == "electra":
+        own = electra_recipe or ELECTRA_RECIPES["own"]
+        lr, batch = own["lr"], batch * own["batch_times"]
+    common = dict(seconds=budget, warmup_seconds=recipe["warmup"] * budget, eval_seconds=60.0, tokens_per_batch=batch,
+                  schedule=recipe["schedule"], lr=lr, seed=seed)
     torch.manual_seed(seed)
     if objective == "mlm":
         model = BertForMLM(config).to(device)
@@ -83,18 +98,22 @@ def pretrain(objective: str, seed: int, minutes: float, data, settings: dict, el
         history = train(model, tokenizer, train_ids, val_ids, train_config, objective=MaskedLM(), progress=False,
                         precision=precision)
         encoder = model
-    else:
+    elif objective == "electra":
         model = Electra(config).to(device)
         train_config = TrainConfig(**common, masking=ELECTRA_MASKING, eval_windows=settings["electra_windows"])
         history = train(model, tokenizer, train_ids, val_ids, train_config, objective=ReplacedTokenDetection(),
                         progress=False, precision=precision)
         encoder = model.discriminator
+    else:  # the floor: an encoder that never saw the plays
+        model = encoder = BertForMLM(config).to(device)
+        history, train_config = {"step": [0], "tokens": [0]}, None
     curve = {k: v for k, v in history.items() if k.startswith(("eval_", "val_"))}
     final = {k[4:]: v[-1] for k, v in curve.items() if k.startswith("val_")}
-    record = {"objective": objective, "seed": seed, "minutes": minutes, "lr": lr, "steps": history["step"][-1],
-              "tokens": history["tokens"][-1], "parameters": sum(p.numel() for p in model.parameters()),
+    record = {"objective": objective, "seed": seed, "minutes": minutes if train_config else 0,
+              "lr": lr if train_config else None, "tokens_per_batch": batch if train_config else None, "steps": history["step"][-1], "tokens": history["tokens"][-1],
+              "parameters": sum(p.numel() for p in model.parameters()),
               "encoder_parameters": sum(p.numel() for p in encoder.parameters()), "final": final, "curve": curve,
-              "config": train_config.to_dict()}
+              "config": train_config.to_dict() if train_config else None, "threads": torch.get_num_threads()}
     return record, encoder.eval(), model.eval()
 
 
@@ -135,6 +154,59 @@ def summary(result: dict) -> dict:
     return out
 
 
+def load_task(settings: dict, tokenizer) -> dict:
+    """Notebook 11's verse-or-prose task: its splits, and the validation and test plays encoded."""
+    splits = task_splits(load_documents())
+    if settings.get("test_examples"):
+        splits["test"]["examples"] = splits["test"]["examples"][: settings["test_examples"]]
+        splits["validation"]["examples"] = splits["validation"]["examples"][: settings["test_examples"]]
+    return {"tokenizer": tokenizer, "splits": splits,
+            "encoded": {s: encode_examples(splits[s]["examples"], tokenizer, TASK_MAX_LEN) for s in ("validation", "test")}}
+
+
+def finetune_all(encoder, objective: str, seed: int, settings: dict, data: dict, rates: dict) -> tuple[list, dict]:
+    """Every learner, budget and fine-tuning seed from one encoder; `rates` (objective | learner -> learning rate)
+    is the preset's, or chosen on the validation plays the first time (the sweep's runs are kept, marked)."""
+    runs, rates = [], dict(rates)
+    for learner in LEARNERS:
+        key = f"{objective} | {learner}"
+        # a random encoder trained whole takes notebook 11's scratch rate (its own, chosen there), not a pretrained one's
+        rate_key = "scratch" if objective == "scratch" and learner == "pretrained, mean" else learner
+        if "rates" in settings:
+            rates[key] = settings["rates"][rate_key]
+        elif key not in rates:
+            sweep = [finetune(encoder, learner, settings["sweep_budget"], 0, lr, data, settings)
+                     | {"objective": objective, "pretrain_seed": seed, "sweep": True} for lr in RATES[rate_key]]
+            runs += sweep
+            rates[key] = max(sweep, key=lambda r: r["validation"]["accuracy"])["lr"]
+        for budget in settings["budgets"]:
+            for ft_seed in settings["finetune_seeds"]:
+                runs.append(finetune(encoder, learner, budget, ft_seed, rates[key], data, settings)
+                            | {"objective": objective, "pretrain_seed": seed})
+    return runs, rates
+
+
+def one_pretraining(objective: str, seed: int, minutes: float, preset: str, electra_recipe: dict, device: str,
+                    precision: str, save_dir: str | None, finetune: bool, rates: dict) -> dict:
+    """One pretraining and (unless not `finetune`) its fine-tunings: what `main` runs for each objective and seed,
+    in this process or in a worker of its own (`--jobs`)."""
+    settings = PRESETS[preset]
+    tokenizer, train_ids, val_ids = prepare_data()
+    print(f"electra experiment: pretraining {objective}, seed {seed}, {minutes} min", file=sys.stderr, flush=True)
+    record, encoder, whole = pretrain(objective, seed, minutes, (tokenizer, train_ids, val_ids), settings,
+                                      electra_recipe, device, precision)
+    if save_dir is not None and objective != "scratch":
+        save_checkpoint(Path(save_dir) / f"{objective}-s{seed}.pt", encoder, tokenizer)
+        if objective == "electra":
+            save_checkpoint(Path(save_dir) / f"electra-s{seed}-generator.pt", whole.generator, tokenizer)
+    finetuned = []
+    if finetune:
+        finetuned, rates = finetune_all(encoder, objective, seed, settings, load_task(settings, tokenizer), rates)
+    print(f"  {objective}, seed {seed}: {record['steps']:,} steps; held out: " + ", ".join(
+        f"{k} {v:.3f}" for k, v in record["final"].items() if isinstance(v, float)), file=sys.stderr, flush=True)
+    return {"record": record, "finetuned": finetuned, "rates": rates}
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -146,9 +218,14 @@ def main(argv=None) -> dict:
     parser.add_argument("--save-dir", help="keep every pretrained model here: OBJECTIVE-sSEED.pt (and ELECTRA's "
                         "generator as electra-sSEED-generator.pt)")
     parser.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES),
-                        help="which pretrainings to run (default both, in turn)")
-    parser.add_argument("--electra-lr", type=float, help="ELECTRA's peak learning rate (default the MLM recipe's, "
-                        f"{RECIPES['bert-40%']['lr']:g}); the MLM keeps its recipe's")
+                        help="which pretrainings to run (default all: mlm, electra, and scratch, the fine-tuning's "
+                             "floor, which pretrains nothing)")
+    parser.add_argument("--electra-recipe", choices=sorted(ELECTRA_RECIPES), default="own",
+                        help="ELECTRA's learning rate and batch: its own (default, chosen on notebook 15's grid) or "
+                             "the masked LM's (notebook 15's first runs)")
+    parser.add_argument("--electra-lr", type=float, help="ELECTRA's peak learning rate, instead of the recipe's")
+    parser.add_argument("--jobs", type=whole_number(1), default=1, help="pretrainings of a seed run at once, each in "
+                        "its own process (on a CPU only; default 1)")
     parser.add_argument("--no-finetune", action="store_true", help="pretrain and evaluate only (a screen)")
     parser.add_argument("--finetune-saved", action="store_true",
                         help="fine-tune the models in --save-dir for the pretrainings in --out (no pretraining)")
@@ -161,7 +238,14 @@ def main(argv=None) -> dict:
         parser.error("--minutes must be a positive, finite number")
     if out.exists() and not args.resume:
         parser.error(f"{out} exists: give --resume to continue it, or another --out")
+    if args.electra_lr is not None and not 0 < args.electra_lr < math.inf:
+        parser.error("--electra-lr must be a positive, finite number")
+    if args.jobs > 1 and device.type != "cpu":
+        parser.error(f"--jobs {args.jobs} shares out CPU cores; on {device.type} run one pretraining at a time")
     settings = PRESETS[args.preset]
+    electra_recipe = dict(ELECTRA_RECIPES[args.electra_recipe])
+    if args.electra_lr is not None:
+        electra_recipe["lr"] = args.electra_lr
     command = "python -m mlm_lib.experiments.electra " + " ".join(sys.argv[1:] if argv is None else argv)
     result = json.loads(out.read_text()) if out.exists() else {"commands": [], "pretrained": [], "finetuned": [],
                                                               "learning_rates": {}}
@@ -171,77 +255,51 @@ def main(argv=None) -> dict:
     result.update(commands=result["commands"] + [command], date=today(), machine=machine(),
                   **devices.record(device, precision), preset=args.preset,
                   eval_length=EVAL_LENGTH, settings={k: v for k, v in settings.items() if k != "pretrain"})
-    tokenizer, train_ids, val_ids = prepare_data()
-    splits = task_splits(load_documents())
-    if settings.get("test_examples"):
-        splits["test"]["examples"] = splits["test"]["examples"][: settings["test_examples"]]
-        splits["validation"]["examples"] = splits["validation"]["examples"][: settings["test_examples"]]
-    data = {"tokenizer": tokenizer, "splits": splits,
-            "encoded": {s: encode_examples(splits[s]["examples"], tokenizer, TASK_MAX_LEN) for s in ("validation", "test")}}
 
     def save():
         result["summary"] = summary(result)
         write_json(out, result, indent=1)
 
-    def finetune_all(encoder, objective: str, seed: int):
-        for learner in LEARNERS:  # the learning rate: the preset's, or chosen on the validation plays once
-            key = f"{objective} | {learner}"
-            if "rates" in settings:
-                result["learning_rates"][key] = settings["rates"][learner]
-            elif key not in result["learning_rates"]:
-                sweep = [finetune(encoder, learner, settings["sweep_budget"], 0, lr, data, settings)
-                         | {"objective": objective, "pretrain_seed": seed, "sweep": True} for lr in RATES[learner]]
-                result["finetuned"] += sweep
-                result["learning_rates"][key] = max(sweep, key=lambda r: r["validation"]["accuracy"])["lr"]
-            for budget in settings["budgets"]:
-                for ft_seed in settings["finetune_seeds"]:
-                    result["finetuned"].append(
-                        finetune(encoder, learner, budget, ft_seed, result["learning_rates"][key], data, settings)
-                        | {"objective": objective, "pretrain_seed": seed})
-
     if args.finetune_saved:
         if save_dir is None or not out.exists():
             parser.error("--finetune-saved fine-tunes the pretrainings of an existing --out from their models in "
                          "--save-dir: give both")
+        tokenizer = prepare_data()[0]
+        data = load_task(settings, tokenizer)
         for record in result["pretrained"]:
             objective, seed = record["objective"], record["seed"]
-            if any((r["objective"], r["pretrain_seed"]) == (objective, seed) for r in result["finetuned"]):
+            if objective == "scratch" or any((r["objective"], r["pretrain_seed"]) == (objective, seed)
+                                             for r in result["finetuned"]):
                 continue
             path = save_dir / f"{objective}-s{seed}.pt"
             if not path.is_file():
                 parser.error(f"no saved model {path}: run the pretraining with --save-dir {save_dir} first")
             print(f"electra experiment: fine-tuning {objective}, seed {seed}", file=sys.stderr, flush=True)
             encoder = load_checkpoint(path).model.to(device).eval()
-            finetune_all(encoder, objective, seed)
+            runs, result["learning_rates"] = finetune_all(encoder, objective, seed, settings, data,
+                                                          result["learning_rates"])
+            result["finetuned"] += runs
             save()
         return result
 
-    if args.electra_lr is not None and not args.electra_lr > 0:
-        parser.error("--electra-lr must be positive")
-    for seed in args.seeds:  # seed by seed, the objectives in turn
-        for objective in args.objectives:
-            if any(r["objective"] == objective and r["seed"] == seed and r["minutes"] == args.minutes and
-                   r.get("lr") == (args.electra_lr if objective == "electra" and args.electra_lr else
-                                   RECIPES["bert-40%"]["lr"]) for r in result["pretrained"]):
-                continue
-            print(f"electra experiment: pretraining {objective}, seed {seed}, {args.minutes} min", file=sys.stderr,
-                  flush=True)
-            record, encoder, whole = pretrain(objective, seed, args.minutes, (tokenizer, train_ids, val_ids), settings,
-                                              args.electra_lr, device, precision)
-            if save_dir is not None:
-                save_checkpoint(save_dir / f"{objective}-s{seed}.pt", encoder, tokenizer)
-                if objective == "electra":
-                    save_checkpoint(save_dir / f"electra-s{seed}-generator.pt", whole.generator, tokenizer)
-            if args.no_finetune:
-                result["pretrained"].append(record)
-                save()
-                continue
-            finetune_all(encoder, objective, seed)
-            result["pretrained"].append(record)
+    def done(objective, seed):
+        wanted = (electra_recipe["lr"], settings["pretrain"]["tokens_per_batch"] * electra_recipe["batch_times"]) \
+            if objective == "electra" else None
+        return any(r["objective"] == objective and r["seed"] == seed and r["minutes"] in (args.minutes, 0) and
+                   (wanted is None or (r["lr"], r.get("tokens_per_batch")) == wanted) for r in result["pretrained"])
+
+    threads = args.threads or max(1, torch.get_num_threads() // args.jobs)
+    for seed in args.seeds:  # seed by seed; a seed's objectives one after the other, or --jobs at once
+        jobs = [dict(objective=objective, seed=seed, minutes=args.minutes, preset=args.preset,
+                     electra_recipe=electra_recipe, device=str(device), precision=precision,
+                     save_dir=None if save_dir is None else str(save_dir), finetune=not args.no_finetune,
+                     rates=result["learning_rates"]) for objective in args.objectives if not done(objective, seed)]
+        for finished in run_jobs(one_pretraining, jobs, min(args.jobs, max(1, len(jobs))), threads):
+            result["pretrained"].append(finished["record"])
+            result["finetuned"] += finished["finetuned"]
+            result["learning_rates"] |= finished["rates"]
+            result["pretrained"].sort(key=lambda r: (r["seed"], OBJECTIVES.index(r["objective"])))
             save()
-            final = record["final"]
-            print(f"  {record['steps']:,} steps; held out: " + ", ".join(
-                f"{k} {v:.3f}" for k, v in final.items() if isinstance(v, float)), file=sys.stderr, flush=True)
     save()
     return result
 
