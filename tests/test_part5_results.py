@@ -156,3 +156,43 @@ def test_the_lead_table_reads_both_runs_at_the_same_evaluations():
     import pytest
     with pytest.raises(ValueError, match="--eval-seconds"):
         lead_table({"seed 0": skewed}, linear(16, 128))
+
+
+NB15 = (ROOT / "notebooks" / "part5_after_bert" / "15_electra.ipynb").read_text()
+
+
+def test_the_grid_is_its_results_and_the_collapse_is_the_learning_rates():
+    """Notebook 15, section 5: the grid's table everywhere it is quoted; the cells that collapsed are exactly the
+    borrowed learning rate's, which is the explanation the notebook gives."""
+    from mlm_lib.course.results import electra_grid_table
+    from mlm_lib.experiments.electra_grid import BATCHES, LEARNING_RATES, collapsed
+
+    grid = load_json_results("electra-grid")
+    table = electra_grid_table(grid)
+    assert table in DOC and table in ASSETS and table.splitlines()[2] in NB15
+    assert {(r["lr"], r["batch"]) for r in grid["runs"]} == {(lr, b) for lr in LEARNING_RATES for b in BATCHES}
+    assert grid["settings"]["characters"] == 6_000_000 and grid["settings"]["preset"] == "full"
+    assert {r["lr"] for r in grid["runs"] if collapsed(r)} == {2e-3}
+    assert all(r["final"]["generator_accuracy"] < 0.30 for r in grid["runs"])  # "the generator stays at 28%"
+
+
+def test_electras_own_recipe_is_chosen_on_the_grid_and_its_runs_are_not_collapsed():
+    """Notebook 15, section 6: the recipe is the grid's best cell that did not collapse; the comparison's
+    ELECTRA runs use it, did not collapse, and trained as long as the masked LM, 15 minutes, two seeds."""
+    from mlm_lib.electra import COLLAPSED_SPREAD
+    from mlm_lib.experiments.electra import ELECTRA_RECIPES
+    from mlm_lib.experiments.electra_grid import collapsed
+
+    grid = load_json_results("electra-grid")
+    best = max((r for r in grid["runs"] if not collapsed(r)), key=lambda r: r["final"]["auc"])
+    own = ELECTRA_RECIPES["own"]
+    assert (own["lr"], 4096 * own["batch_times"]) == (best["lr"], best["batch"])
+    result = load_json_results("electra-recipe")
+    electra_runs = [r for r in result["pretrained"] if r["objective"] == "electra"]
+    assert {r["seed"] for r in electra_runs} == {0, 1} and all(r["minutes"] == 15 for r in result["pretrained"]
+                                                               if r["objective"] != "scratch")
+    assert all((r["lr"], r["tokens_per_batch"]) == (best["lr"], best["batch"]) for r in electra_runs)
+    assert all(r["final"]["spread"] >= COLLAPSED_SPREAD for r in electra_runs)
+    for table in (electra_pretraining_table(result), electra_finetune_table(result)):
+        assert table in DOC and table in ASSETS and table.splitlines()[2] in NB15
+    assert any(r["objective"] == "scratch" for r in result["finetuned"])  # the floor
