@@ -819,7 +819,8 @@ def attention_masks(tokens, labels=None):
         ax.set_ylabel("query", fontsize=9)
         if causal:
             targets = tokens[1:] + ["·"]
-            title = f"left-to-right: {n * (n + 1) // 2} of {n * n} pairs; predicts the next token at every position"
+            title = (f"left-to-right: {n * (n + 1) // 2} of {n * n} pairs; predicts the next token at every position "
+                     "but the last (nothing follows it in the window)")
         else:
             targets = [tokens[i] if i in chosen else "·" for i in range(n)]
             title = f"masked LM: all {n * n} pairs; predicts the {len(chosen)} selected positions"
