@@ -41,7 +41,7 @@ def test_attention_view_and_widget(small_tokenizer):
     widget.children[0].children[1].value = 1
 
 
-def _best(splits, counts, score):
+def _best(splits, counts, score, below="product"):  # below="sum": 08 Ex1's slip, the parts' counts added
     from collections import Counter
     pairs, units = Counter(), Counter()
     for w, sp in splits.items():
@@ -49,7 +49,8 @@ def _best(splits, counts, score):
             units[u] += counts[w]
         for a, b in zip(sp, sp[1:]):
             pairs[a, b] += counts[w]
-    return max(sorted(pairs), key=lambda p: pairs[p] / (units[p[0]] * units[p[1]]) if score else pairs[p])
+    parts = (lambda p: units[p[0]] * units[p[1]]) if below == "product" else (lambda p: units[p[0]] + units[p[1]])
+    return max(sorted(pairs), key=lambda p: pairs[p] / parts(p) if score else pairs[p])
 
 
 def _greedy(word, vocab, longest):
@@ -409,7 +410,7 @@ WRONG_ANSWERS = [
                                                   + e.token_type(t)), "start at 0"),
     (checks.check_blank_positions, lambda t: t.count("_"), "one number"),
     # the parts 2-5 learner review of 2026-11-25: misdiagnoses, accepted wrong answers, bare errors, vague hints
-    (checks.check_best_pair, lambda sp, wc: _best_sum(sp, wc), "\\*sum\\*"),
+    (checks.check_best_pair, lambda sp, wc: _best(sp, wc, score=True, below="sum"), "\\*sum\\*"),
     (checks.check_best_pair, lambda sp, wc: "".join(p.replace("##", "") for p in _best(sp, wc, score=True)), "one string"),
     (checks.check_best_pair, lambda sp, wc: " ".join(_best(sp, wc, score=True)), "one string"),
     (checks.check_encode_word, lambda w, v: _greedy_no_hashes(w, v), "bare, every later one with '##'"),
@@ -549,17 +550,6 @@ def test_wordpiece_views_and_widgets():
     explorer = prediction_widget(model, tok, text)
     explorer.children[0].value = text * 3  # too long: a message
     explorer.children[2].children[0].value = False
-
-
-def _best_sum(splits, counts):  # 08 Ex1 with the parts' counts added instead of multiplied
-    from collections import Counter
-    pairs, units = Counter(), Counter()
-    for w, sp in splits.items():
-        for u in sp:
-            units[u] += counts[w]
-        for a, b in zip(sp, sp[1:]):
-            pairs[a, b] += counts[w]
-    return max(sorted(pairs), key=lambda p: pairs[p] / (units[p[0]] + units[p[1]]))
 
 
 def _greedy_no_hashes(word, vocab):  # 08 Ex2 looking every piece up bare
