@@ -27,6 +27,7 @@ a warning, and on any torch a learner should compare a few steps' losses with th
 """
 from __future__ import annotations
 
+import os
 import platform
 import warnings
 
@@ -142,6 +143,45 @@ def device_name(device: torch.device | str) -> str:
     return f"{platform.machine() or 'unknown'} CPU"
 
 
+# the CPU features that change how fast (or whether) a lower precision runs: AVX-512 and its bfloat16 instructions,
+# Intel's AMX tiles (`cpu_record` lists those this CPU has)
+CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")
+
+
+def _cpuinfo() -> tuple[str, set[str]]:
+    """The CPU's model name and flags from /proc/cpuinfo (Linux); elsewhere the platform's processor string."""
+    try:
+        text = open("/proc/cpuinfo", encoding="utf-8", errors="replace").read()
+    except OSError:
+        return platform.processor() or platform.machine() or "unknown", set()
+    model = next((line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("model name")),
+                 platform.machine() or "unknown")
+    flags = next((set(line.split(":", 1)[1].split()) for line in text.splitlines() if line.startswith("flags")), set())
+    return model, flags
+
+
+def machine_record() -> dict:
+    """What a results file says about the machine that made it (docs and notebooks name the machine from here):
+    the CPU's model and the features of `CPU_FLAGS` it has, its cores, torch's threads, the torch build, and the
+    GPU's name where there is one. Two files whose records differ ran on two machines, and their timings are not
+    comparable (a budget of characters makes their other numbers comparable all the same)."""
+    model, flags = _cpuinfo()
+    record = {"cpu": model, "cpu_flags": [f for f in CPU_FLAGS if f in flags], "cores": os.cpu_count(),
+              "threads": torch.get_num_threads(), "torch": torch.__version__, "platform": platform.platform()}
+    if torch.cuda.is_available():
+        record["gpu"] = torch.cuda.get_device_name(0)
+    return record
+
+
+def machine_summary(record: dict | str) -> str:
+    """One line for a machine record (an older file's record is already a line)."""
+    if isinstance(record, str):
+        return record
+    flags = ", ".join(record.get("cpu_flags", [])) or "no AVX2"
+    gpu = f", GPU {record['gpu']}" if record.get("gpu") else ""
+    return f"{record['cpu']} ({flags}), {record['cores']} cores, {record['threads']} threads, torch {record['torch']}{gpu}"
+
+
 def describe(device: torch.device | str, precision: str | None = None) -> str:
     """One line for a setup cell or a log: 'cuda (NVIDIA T4), fp16' / 'cpu (x86_64 CPU, 2 threads), fp32'."""
     device = torch.device(device)
@@ -156,5 +196,5 @@ def record(device: torch.device | str, precision: str | None = None) -> dict:
     return {"device": str(device), "device_name": device_name(device), "precision": precision or precision_for(device)}
 
 
-__all__ = ["AUTO", "MPS_TRUSTED_FROM", "PRECISIONS", "describe", "device_name", "found", "grad_scaler", "model_device",
+__all__ = ["AUTO", "MPS_TRUSTED_FROM", "PRECISIONS", "describe", "device_name", "found", "grad_scaler", "machine_record", "machine_summary", "model_device",
            "mps_available", "mps_trusted", "precision_for", "record", "resolve_device"]

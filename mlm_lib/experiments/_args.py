@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import sys
 import tempfile
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 import torch
 
 from ..course.setup import busy_cpus, usable_cpus
-from ..devices import PRECISIONS, precision_for, resolve_device
+from ..devices import PRECISIONS, machine_record, precision_for, resolve_device
 
 
 def whole_number(minimum: int = 1):
@@ -131,8 +130,9 @@ def write_json(path, data, **dump_args) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def machine() -> str:
-    return f"{platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}"
+def machine() -> dict:
+    """The machine a results file records (`devices.machine_record`): CPU model and flags, cores, threads, torch."""
+    return machine_record()
 
 
 def today() -> str:

