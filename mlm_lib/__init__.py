@@ -4,8 +4,8 @@ Concepts (what a learner builds; none imports `course` or `experiments`), in the
 a module imports only modules before it in this list, at the top of its file (tests/test_layout.py checks it):
 
     data -> wordpiece -> masking -> baselines -> dropout -> rope -> attention -> model -> devices -> predict
-    -> schedules -> distributed -> checkpoints -> training -> curriculum -> pairs -> ltr -> finetune -> muon
-    -> electra -> hf
+    -> schedules -> distributed -> checkpoints -> training -> curriculum -> verdict -> pairs -> ltr -> finetune
+    -> muon -> electra -> hf
 
 data (corpus, character tokenizer, windows; 01) and wordpiece (BERT's sub-word tokenizer; 08); masking (15% and
 80/10/10; 02; whole words, 09); baselines (what a model must beat; 01, 05, 06); dropout (a faster CPU dropout),
@@ -14,7 +14,8 @@ conversion to and from Hugging Face's BERT; 04); devices (where a model computes
 predict (filling blanks; 06); schedules (the learning rate's and the window length's, as functions of the share
 of the budget spent; 05, 07); distributed (torchrun and DDP; 05, §7); checkpoints (05); training (the
 loss, the step, the one loop; 05); then what builds on training: curriculum (length curricula as an
-experiment; 07), pairs (sentence pairs, NSP / SOP; 10), ltr (left-to-right; 13), finetune (the verse-or-prose
+experiment; 07), verdict (the one rule that turns two arms' runs, paired by seed, into one word; 07 on),
+pairs (sentence pairs, NSP / SOP; 10), ltr (left-to-right; 13), finetune (the verse-or-prose
 task; 11), muon (the speedrun's optimiser; 14), electra (replaced-token detection; 15), hf (every model as a
 Hugging Face model and folder; 12, 15).
 
@@ -32,6 +33,7 @@ from .checkpoints import Checkpoint, load_checkpoint, save_checkpoint
 from .curriculum import LengthSchedule, fixed, linear, run_schedule, step_up, summarize, tokens_to_reach
 from .data import (SPECIAL_TOKENS, VAL_FRACTION, CharTokenizer, load_corpus, prepare_data, random_windows,
                    train_val_split)
+from .verdict import Verdict, verdict
 from .masking import (BERT_MASKING, EVAL_SEED, IGNORE_INDEX, MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED,
                       MaskingConfig, mask_tokens, mask_whole_words)
 from .finetune import classify, encode_examples, evaluate_classifier, fine_tune, task_splits, verse_or_prose
@@ -39,7 +41,7 @@ from .hf import from_hf, hf_tokenizer, save_pretrained, to_hf
 from .ltr import NextToken, evaluate_next_token, next_token_batch
 from .model import (MODEL_SIZES, BertConfig, BertEncoder, BertForMLM, BertForPreTraining,
                     BertForSequenceClassification)
-from .muon import MuonAndAdamW, hidden_matrices, newton_schulz
+from .muon import Muon, MuonAndAdamW, hidden_matrices, newton_schulz
 from .pairs import (MaskedPairs, PairStream, evaluate_pairs, load_documents, pretraining_loss, sentence_pairs,
                     split_documents)
 from .predict import Prediction, predict_masked
@@ -60,11 +62,11 @@ __all__ = [
     "hf_tokenizer", "save_pretrained", "NextToken", "evaluate_next_token", "next_token_batch",
     "MODEL_SIZES", "BertConfig", "BertEncoder", "BertForMLM", "BertForPreTraining", "BertForSequenceClassification",
     "from_hf", "to_hf",
-    "MuonAndAdamW", "hidden_matrices", "newton_schulz",
+    "Muon", "MuonAndAdamW", "hidden_matrices", "newton_schulz",
     "MaskedPairs", "PairStream", "evaluate_pairs", "load_documents", "pretraining_loss", "sentence_pairs",
     "split_documents",
     "Prediction", "predict_masked",
     "MaskedLM", "TrainConfig", "evaluate", "lr_factor", "make_optimizer", "masked_accuracy", "mlm_loss", "train", "train_step",
-    "training_batch", "word_mates_accuracy",
+    "training_batch", "word_mates_accuracy", "Verdict", "verdict",
     "WordPieceTokenizer", "prepare_wordpiece_data",
 ]

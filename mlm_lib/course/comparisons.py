@@ -1,0 +1,104 @@
+"""Every comparison the course concludes from its own runs, and the word `mlm_lib.verdict` gives it.
+
+The notebooks print their conclusions with `show(...)` from the shipped results (and, where a notebook makes runs of
+its own, `mlm_lib.verdict.verdict` on them); the prose around a printed verdict never uses a stronger word. `STATED`
+lists each conclusion the notebooks, the docs and the README state in words -- where, which comparison, which word --
+and `tests/test_verdicts.py` holds every one against the verdict computed from the shipped file, so that no sentence
+outlives its numbers.
+
+A comparison names a shipped results file, the records in it (`records`: a list such as "runs"), how to find each
+arm's records (`a`, `b`: fields they must have), the number to compare (`value`: a dotted path inside a record) and
+the field that pairs the arms (`seed`). Records of one arm that share a seed (fine-tuning seeds of one pretraining)
+are averaged first, so the verdict's seeds are the ones that made independent models.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..verdict import Verdict, verdict
+from .assets import load_json_results
+
+ACCURACY = dict(scale=100.0, unit="points")
+LOSS = dict(scale=1.0, unit="nats", higher_is_better=False)
+
+
+def _get(record: dict, path: str):
+    value = record
+    for key in path.split("."):
+        value = value[key]
+    return value
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Arm `a` against arm `b` of one shipped results file (positive differences favour `a`)."""
+    results: str
+    a: dict
+    b: dict
+    value: str
+    metric: str
+    records: str = "runs"
+    seed: str = "seed"
+    higher_is_better: bool = True
+    scale: float = 100.0
+    unit: str = "points"
+    where: dict = field(default_factory=dict)  # fields every record of both arms must have (e.g. a label budget)
+
+    def arm(self, result: dict, fields: dict) -> dict:
+        """{seed: value} for the records with `fields` (and `where`), averaged over records sharing a seed."""
+        chosen: dict = {}
+        for record in result[self.records]:
+            if all(record.get(k) == v for k, v in {**self.where, **fields}.items()) and not record.get("sweep"):
+                chosen.setdefault(record[self.seed], []).append(float(_get(record, self.value)))
+        if not chosen:
+            raise ValueError(f"No record in {self.results} has {fields | self.where}.")
+        return {seed: sum(values) / len(values) for seed, values in sorted(chosen.items())}
+
+    def verdict(self, result: dict | None = None) -> Verdict:
+        result = load_json_results(self.results) if result is None else result
+        return verdict(self.arm(result, self.a), self.arm(result, self.b), higher_is_better=self.higher_is_better,
+                       scale=self.scale, unit=self.unit)
+
+
+def _name(fields: dict) -> str:
+    return ", ".join(str(v) for v in fields.values())
+
+
+def _ablation(recipe: str, baseline: str) -> Comparison:
+    return Comparison("ablation", {"recipe": recipe}, {"recipe": baseline}, "final_accuracy",
+                      "held-out accuracy at 128 after 4 million characters")
+
+
+COMPARISONS: dict[str, Comparison] = {
+    # notebook 14: the speedrun's changes at equal work (ablation.json: 4 million training characters a run)
+    "40% against 15% selected": _ablation("bert-40%", "bert"),
+    "Muon against AdamW, at 40%": _ablation("muon-40%", "bert-40%"),
+    # notebook 16: ModernBERT's changes, each alone on top of bert-40%, then all together
+    **{f"{change} against bert-40%": _ablation(recipe, "bert-40%") for change, recipe in (
+        ("RoPE", "40%+rope"), ("GeGLU", "40%+geglu"), ("no biases", "40%+no-bias"), ("pre-LN", "40%+pre-ln"),
+        ("local attention", "40%+local"), ("all of ModernBERT's changes", "modern"))},
+}
+
+
+def describe(name: str, result: dict | None = None) -> str:
+    """One comparison as a learner reads it: each arm's value per seed, then the verdict line."""
+    c = COMPARISONS[name]
+    result = load_json_results(c.results) if result is None else result
+    a, b = c.arm(result, c.a), c.arm(result, c.b)
+    seeds = sorted(set(a) & set(b))
+    per_seed = "  ".join(f"seed {s}: {a[s] * c.scale:.2f} vs {b[s] * c.scale:.2f}" for s in seeds)
+    return f"{name}\n  {c.metric}, {_name(c.a)} vs {_name(c.b)}; {per_seed}\n  {c.verdict(result)}"
+
+
+def show(*names: str) -> None:
+    """Print each named comparison with its verdict, computed now from the shipped results."""
+    print("\n".join(describe(name) for name in names))
+
+
+# where a comparison's conclusion is stated in words: (file, a phrase of the sentence that states it, comparison,
+# the word it uses). tests/test_verdicts.py checks the phrase is in the file, contains the word, and that the word
+# is the one the verdict rule gives today.
+STATED: list[tuple[str, str, str, str]] = []
+
+
+__all__ = ["COMPARISONS", "STATED", "Comparison", "describe", "show"]
