@@ -52,10 +52,16 @@ def check_next_token_loss(fn) -> None:
     if torch.allclose(got, F.nll_loss(flat_logits, flat_labels)):
         raise ExerciseError("F.nll_loss expects log-probabilities, and these are raw logits: F.cross_entropy applies "
                             "the log-softmax itself (or take log_softmax first).")
+    if torch.allclose(got, F.nll_loss(flat_logits.softmax(-1), flat_labels)) or torch.allclose(
+            got, -flat_logits.softmax(-1).gather(1, flat_labels[:, None]).mean()):
+        raise ExerciseError("The loss is the mean of minus the *log*-probability of each right token; you averaged "
+                            "minus the probabilities themselves (softmax with no log).")
     if torch.allclose(got, F.cross_entropy(logits[:, 1:].reshape(-1, 11), ids[:, :-1].reshape(-1))):
         raise ExerciseError("Shifted the wrong way: you score each position against the token *before* it. Position "
                             "i's logits predict the token at i + 1.")
     if not torch.allclose(got, want, atol=1e-5):
-        raise ExerciseError("Not the mean next-token cross-entropy yet: drop the last position's logits (nothing "
-                            "follows it) and the first token as a label (nothing predicts it), then flatten both.")
+        raise ExerciseError(f"Not the mean next-token cross-entropy yet: expected {want.item():.4f}, got "
+                            f"{got.item():.4f} (logits of shape {tuple(logits.shape)}). Check in turn: which logits "
+                            "have a next token to predict, which tokens are predicted, that both are flattened alike, "
+                            "and that the loss is the mean.")
     _ok("Every position but the last predicts its successor: L - 1 losses per window, against about 15% of L for MLM.")
