@@ -98,6 +98,8 @@ def _verse_or_prose(speech, skip_first=True):
     if len(lines) < 2:
         return None
     starts = [line[0] for line in (lines[1:] if skip_first else lines) if line[0].isalpha()]
+    if not starts:
+        return None
     return 1 if any(c.islower() for c in starts) else 0
 
 
@@ -501,6 +503,8 @@ WRONG_ANSWERS = [
     (checks.check_verse_or_prose, lambda s: {0: "verse", 1: "prose", None: None}[_verse_or_prose_named(s)],
      "Return 0 \\(verse\\)"),
     (checks.check_verse_or_prose, lambda s: _verse_or_prose_named(s, always_skip=True), "no speaker's line"),
+    (checks.check_verse_or_prose, lambda s: 0 if _verse_or_prose_named(s) is None and s.count("\n") > 1
+     else _verse_or_prose_named(s), "no line after the speech's first"),
     (checks.check_mean_pool, lambda h, m: (h * m[..., None]).sum(1) / m.sum(), "whole batch"),
     (checks.check_mean_pool, lambda h, m: (h * (1 - m)[..., None]).sum(1) / (1 - m).sum(1, keepdim=True), "NaN"),
     (checks.check_hf_name, lambda n: re.sub(r"LayerNorm\.weight$", "LayerNorm.gamma", re.sub(
@@ -783,3 +787,16 @@ def test_the_verse_check_knows_the_segments_without_a_name():
     assert nameless and any(_verse_or_prose_named(s, always_skip=True) != verse_or_prose(s) for s in nameless)
     with pytest.raises(ExerciseError, match="no speaker's line"):
         checks.check_verse_or_prose(lambda s: _verse_or_prose_named(s, always_skip=True))
+
+
+@pytest.mark.parametrize("check", [checks.check_best_pair, checks.check_encode_word, checks.check_select_whole_words,
+                                   checks.check_share_std, checks.check_pair_row, checks.check_truncate,
+                                   checks.check_speaker_names, checks.check_verse_or_prose, checks.check_mean_pool,
+                                   checks.check_hf_name, checks.check_with_mask, checks.check_next_token_pair,
+                                   checks.check_next_token_loss])
+def test_checks_of_parts_2_and_3_answer_odd_returns_in_one_line(check):
+    """Whatever comes back (None, a number, a string, an integer tensor, lists of strings), the learner reads an
+    ExerciseError, never a traceback from inside the check."""
+    for odd in (None, 0, "x", torch.tensor([1, 2]), torch.tensor(3), ["a", "b", "c"], (["a"], ["b"], ["c"]), (), {}):
+        with pytest.raises(ExerciseError):
+            check(lambda *args, odd=odd: odd)

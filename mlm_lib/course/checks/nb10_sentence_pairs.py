@@ -7,10 +7,13 @@ from ._common import ExerciseError, _call, _ok
 
 
 def _as_list(value, what: str) -> list[int]:
-    if isinstance(value, torch.Tensor):
-        return [int(v) for v in value.tolist()]
-    if isinstance(value, (list, tuple)):
-        return [int(v) for v in value]
+    try:
+        if isinstance(value, torch.Tensor):
+            return [int(v) for v in value.tolist()]
+        if isinstance(value, (list, tuple)):
+            return [int(v) for v in value]
+    except (TypeError, ValueError):
+        raise ExerciseError(f"{what} should hold whole numbers (token ids or 0/1), got {str(value)[:80]}.") from None
     raise ExerciseError(f"Return {what} as a list or a 1-D tensor of whole numbers, got {type(value).__name__}.")
 
 

@@ -9,7 +9,8 @@ from ._common import ExerciseError, _call, _ok, _tensor
 
 def check_next_token_pair(fn) -> None:
     """fn(window) -> (inputs, labels) for next-token prediction: inputs = window[:-1], labels = window[1:]."""
-    for window in (torch.tensor([5, 6, 7, 8, 9]), torch.tensor([[10, 11, 12], [20, 21, 22]]).flatten()):
+    for window in (torch.tensor([5, 6, 7, 8, 9]), torch.tensor([[10, 11, 12], [20, 21, 22]]).flatten(),
+                   torch.tensor([3, 4])):  # the shortest window: one input, one label
         got = _call(fn, window.clone())
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise ExerciseError("Return two tensors: (inputs, labels).")
@@ -42,6 +43,9 @@ def check_next_token_loss(fn) -> None:
     got = _tensor(_call(fn, logits.clone(), ids.clone(), hint=_loss_hint), "the loss")
     if got.numel() != 1:
         raise ExerciseError(f"Return one number (the mean over every prediction), got shape {tuple(got.shape)}.")
+    if not got.is_floating_point():
+        raise ExerciseError(f"A loss is a float, got a tensor of {got.dtype}: the mean of the log-probabilities is not a "
+                            "whole number.")
     if torch.allclose(got, F.cross_entropy(logits.reshape(-1, 11), ids.reshape(-1))):
         raise ExerciseError("No shift: position i is scored against its own token, which (without a mask over it) "
                             "it can read. Score logits[:, :-1] against ids[:, 1:].")
