@@ -173,7 +173,35 @@ def test_pieces_and_words_counts_words_touched_in_part():
     by_words = [0, 1, 2, 1, 0, 0]
     drawn = words(D.pieces_and_words(tokens, word_ids, by_pieces, by_words))
     assert "1 words touched, 1 of them only in part" in drawn and "1 words touched, 0 of them only in part" in drawn
-    assert "6 pieces, 2 words" in drawn
+    assert "4 pieces in 2 words (and 2 special tokens)" in drawn
+    assert "by pieces: 1 words touched, 1 of them only in part" in drawn
+
+
+def test_pictures_of_parts_2_and_3_fit_a_notebook_at_100_percent():
+    """Issue 51: 09's masking picture was 1,788 px wide (labels about 5 px high once the notebook shrank it). Each
+    picture of notebooks 08-13 drawn from a long input stays within a notebook's width (about 960 px at the
+    course's dpi), its lines cut between words."""
+    tokens = ["[CLS]"] + [t for w in range(40) for t in (f"word{w}", "##ing")] + ["[SEP]"]
+    word_ids = [-1] + [w for w in range(40) for _ in range(2)] + [-1]
+    outcome = [NOT_SELECTED] * len(tokens)
+    outcome[3] = MASKED
+    fig = D.pieces_and_words(tokens, word_ids, outcome, outcome, shown=len(tokens))
+    assert fig.get_size_inches()[0] * fig.dpi <= 960
+    drawn = D.texts(fig)
+    assert drawn.count("word39") == 2 and drawn.count("[SEP]") == 2  # every piece, in both rows
+    frames = [p for p in fig.axes[0].patches if p.get_edgecolor()[:3] == matplotlib.colors.to_rgb("#444444")]
+    assert all(p.get_x() + p.get_width() <= fig.get_size_inches()[0] for p in frames)  # no frame runs off the page
+    long_pair = D.pair_embeddings(["x"] * 200, [0] * 100 + [1] * 100)
+    assert long_pair.get_size_inches()[0] * long_pair.dpi <= 960
+    encoder = BertForMLM(BertConfig(vocab_size=30, d_model=16, n_layers=1, n_heads=2, d_ff=32, max_len=64))
+    model = BertForSequenceClassification.from_encoder(encoder, 2, label_names=["verse", "prose"])
+    for pooling in ("cls", "mean"):
+        fig = D.classifier_diagram(model, list("a longer line of verse than fits"), pooling=pooling)
+        assert fig.get_size_inches()[0] * fig.dpi <= 960 and any(f"pooling = {pooling!r}" in t for t in D.texts(fig))
+    with pytest.raises(ValueError, match="pooling"):
+        D.classifier_diagram(model, list("verse"), pooling="max")
+    masks = D.texts(D.attention_masks(list("rth, D"), torch.tensor([IGNORE_INDEX] * 3 + [5, IGNORE_INDEX, 3])))
+    assert "→ ','" in masks and "→ —" in masks  # a comma shown quoted, not mistaken for a full stop
 
 
 def test_pair_embeddings_and_kinds_follow_the_pair():

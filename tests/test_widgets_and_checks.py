@@ -53,18 +53,18 @@ def _best(splits, counts, score, below="product"):  # below="sum": 08 Ex1's slip
     return max(sorted(pairs), key=lambda p: pairs[p] / parts(p) if score else pairs[p])
 
 
-def _greedy(word, vocab, longest):
+def _greedy(word, vocab, longest, last=1, keep=False, hash_first=False):  # 08 Ex2, right or with a slip
     pieces, start = [], 0
     while start < len(word):
-        ends = range(len(word), start, -1) if longest else range(start + 1, len(word) + 1)
+        ends = range(len(word), start + last - 1, -1) if longest else range(start + 1, len(word) + 1)
         for end in ends:
-            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            piece = word[start:end] if start == 0 and not hash_first else "##" + word[start:end]
             if piece in vocab:
                 pieces.append(piece)
                 start = end
                 break
         else:
-            return ["[UNK]"]
+            return pieces + ["[UNK]"] if keep else ["[UNK]"]
     return pieces
 
 
@@ -93,10 +93,13 @@ def _truncate(a, b, max_tokens, fronts):
 
 
 def _verse_or_prose(speech, skip_first=True):
-    lines = speech.splitlines()[1:]
+    lines = speech.splitlines()
+    lines = lines[1:] if lines[0].endswith(":") else lines  # the speaker's line, where there is one
     if len(lines) < 2:
         return None
     starts = [line[0] for line in (lines[1:] if skip_first else lines) if line[0].isalpha()]
+    if not starts:
+        return None
     return 1 if any(c.islower() for c in starts) else 0
 
 
@@ -186,7 +189,7 @@ RIGHT_AND_WRONG = [
         + [_pair_row(a, b, L, c, s, p)[2]]), "first \\[SEP\\] closes segment A"),
     (checks.check_pair_row, _pair_row, lambda a, b, L, c, s, p: _pair_row(a, b, L, c, s, p)[:2]
      + ([1] * L,), "attention_mask is 1 on every real token"),
-    (checks.check_truncate, _truncate, lambda a, b, m, f: _truncate(a, b, m, [not x for x in f]), "next value of fronts"),
+    (checks.check_truncate, _truncate, lambda a, b, m, f: _truncate(a, b, m, [not x for x in f]), "ends are swapped"),
     (checks.check_truncate, _truncate, lambda a, b, m, f: (a, b), "Trim until"),
     (checks.check_speaker_names, lambda t: set(re.findall(r"\b([A-Z]{2,}) :", t)),
      lambda t: set(re.findall(r"([A-Z]+) :", t)), "two or more capitals"),
@@ -413,7 +416,7 @@ WRONG_ANSWERS = [
     (checks.check_best_pair, lambda sp, wc: _best(sp, wc, score=True, below="sum"), "\\*sum\\*"),
     (checks.check_best_pair, lambda sp, wc: "".join(p.replace("##", "") for p in _best(sp, wc, score=True)), "one string"),
     (checks.check_best_pair, lambda sp, wc: " ".join(_best(sp, wc, score=True)), "one string"),
-    (checks.check_encode_word, lambda w, v: _greedy_no_hashes(w, v), "bare, every later one with '##'"),
+    (checks.check_encode_word, lambda w, v: _greedy_no_hashes(w, v), "every later one is stored with '##'"),
     (checks.check_select_whole_words, lambda w, d, p: ((w >= 0) & (d[w.clamp(min=0)] < p)).long(), "boolean tensor"),
     (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[w.clamp(min=0)] > p), "wrong way round"),
     (checks.check_select_whole_words, lambda w, d, p: (w > 0) & (d[w.clamp(min=0)] < p), "Word 0"),
@@ -472,6 +475,45 @@ WRONG_ANSWERS = [
      "Never below"),
     (checks.check_linear_length,
      lambda p, s, lo, u, m: (lo // m * m) if p >= u else max(s, int(s + (lo - s) * p / u) // m * m), "not rounded"),
+    # the parts 2-5 learner review of 2026-11-26 (issue 51): accepted wrong answers, misdiagnoses, bare errors
+    (checks.check_best_pair, lambda sp, wc: _best_pairs_only(sp, wc), "counted only where it stands in a pair"),
+    (checks.check_best_pair, lambda sp, wc: _best_pairs_only(sp, wc, lowest=True), "\\*lowest\\*"),
+    (checks.check_best_pair, lambda sp, wc: ("q",), "tuple of two pieces"),
+    (checks.check_encode_word, lambda w, v: _greedy(w, v, longest=True, last=2), "one character is never tried"),
+    (checks.check_encode_word, lambda w, v: _greedy(w, v, longest=True, keep=True), "\\*whole\\* word"),
+    (checks.check_encode_word, lambda w, v: _greedy(w, v, longest=True, hash_first=True), "without '##'"),
+    (checks.check_encode_word, lambda w, v: ["[UNK]"], "Check in turn"),
+    (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[torch.arange(len(w)) % len(d)] < p),
+     "selected in part"),
+    (checks.check_select_whole_words, lambda w, d, p: d[torch.arange(len(w))] < p, "one draw per \\*word\\*"),
+    (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float((n.double() ** 2).sum())), "\\*number\\*"),
+    (checks.check_share_std, lambda n, p: p * (1 - p) * math.sqrt(float((n.double() ** 2).sum())) / float(n.sum()),
+     "outside the square root"),
+    (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) / len(n)), "selected \\*words\\*"),
+    (checks.check_share_std, lambda n, p: torch.tensor([1.0, 2.0]), "Return one number"),
+    (checks.check_share_std, lambda n, p: None, "Return one number"),
+    (checks.check_pair_row, lambda *args: _pair_row(*args)[:1] + ([1 - t if m else 0 for t, m in zip(
+        _pair_row(*args)[1], _pair_row(*args)[2])],) + _pair_row(*args)[2:], "swapped"),
+    (checks.check_truncate, lambda a, b, m, f: _truncate_in_place(a, b, m, f), "changed the lists it was given"),
+    (checks.check_truncate, lambda a, b, m, f: _truncate_slip(a, b, m, f, tie_to_a=True), "equally long"),
+    (checks.check_truncate, lambda a, b, m, f: _truncate_slip(a, b, m, f, first_only=True), "first value of fronts"),
+    (checks.check_truncate, lambda a, b, m, f: _truncate_slip(a, b, m, f, per_side=True), "separate place"),
+    (checks.check_truncate, lambda a, b, m, f: _truncate_slip(a, b, m, f, only_b=True), "empty list"),
+    (checks.check_speaker_names, lambda t: _speakers_by_split(t), "not speakers"),
+    (checks.check_verse_or_prose, lambda s: {0: "verse", 1: "prose", None: None}[_verse_or_prose_named(s)],
+     "Return 0 \\(verse\\)"),
+    (checks.check_verse_or_prose, lambda s: _verse_or_prose_named(s, always_skip=True), "no speaker's line"),
+    (checks.check_verse_or_prose, lambda s: 0 if _verse_or_prose_named(s) is None and s.count("\n") > 1
+     else _verse_or_prose_named(s), "no line after the speech's first"),
+    (checks.check_mean_pool, lambda h, m: (h * m[..., None]).sum(1) / m.sum(), "whole batch"),
+    (checks.check_mean_pool, lambda h, m: (h * (1 - m)[..., None]).sum(1) / (1 - m).sum(1, keepdim=True), "NaN"),
+    (checks.check_hf_name, lambda n: re.sub(r"LayerNorm\.weight$", "LayerNorm.gamma", re.sub(
+        r"LayerNorm\.bias$", "LayerNorm.beta", _hf_name(n))), "module is right"),
+    (checks.check_hf_name, lambda n: _hf_name(n).replace("LayerNorm", "layernorm"), "case-sensitive"),
+    (checks.check_with_mask, lambda t, p, m: t[:p - 1] + m + t[p:], "character before it"),
+    (checks.check_with_mask, lambda t, p, m: list(t[:p]) + [m] + list(t[p + 1:]), "one string"),
+    (checks.check_next_token_loss, lambda lg, ids: F_.nll_loss(lg[:, :-1].softmax(-1).reshape(-1, lg.size(-1)),
+                                                               ids[:, 1:].reshape(-1)), "\\*log\\*-probability"),
 ]
 
 
@@ -603,3 +645,158 @@ def _replace_each(text, positions, guesses):
     for position, guess in zip(positions, guesses):
         text = text.replace(text[position], guess, 1)
     return text
+
+
+def _best_pairs_only(splits, counts, lowest=False):  # 08 Ex1: a piece counted only where it stands in a pair
+    from collections import Counter
+    pairs, firsts, seconds, units = Counter(), Counter(), Counter(), Counter()
+    for w, sp in splits.items():
+        for u in sp:
+            units[u] += counts[w]
+        for a, b in zip(sp, sp[1:]):
+            pairs[a, b] += counts[w]
+            firsts[a] += counts[w]
+            seconds[b] += counts[w]
+    if lowest:  # sorted ascending, the first taken
+        return sorted(pairs, key=lambda p: pairs[p] / (units[p[0]] * units[p[1]]))[0]
+    return max(pairs, key=lambda p: pairs[p] / (firsts[p[0]] * seconds[p[1]]))
+
+
+def _truncate_in_place(a, b, max_tokens, fronts):  # 10 Ex2, right trims on the caller's own lists
+    i = 0
+    while len(a) + len(b) > max_tokens:
+        longer = a if len(a) > len(b) else b
+        del longer[0 if fronts[i] else -1]
+        i += 1
+    return a, b
+
+
+def _truncate_slip(a, b, max_tokens, fronts, tie_to_a=False, first_only=False, per_side=False, only_b=False):
+    a, b, i, j = list(a), list(b), 0, 0
+    while len(a) + len(b) > max_tokens:
+        longer = b if only_b else (a if (len(a) >= len(b) if tie_to_a else len(a) > len(b)) else b)
+        k = 0 if first_only else (j if per_side and longer is b else i)
+        del longer[0 if fronts[k] else -1]
+        if per_side and longer is b:
+            j += 1
+        else:
+            i += 1
+    return a, b
+
+
+def _speakers_by_split(text):  # 10 Ex3: accepted before, wrong on 1,203 of the 10,142 real pairs
+    words = text.split()
+    return {w for w, nxt in zip(words, words[1:]) if w.isupper() and len(w) >= 2 and nxt.startswith(":")}
+
+
+def _verse_or_prose_named(speech, always_skip=False):  # 11 Ex1, the rule; always_skip: the name line assumed
+    lines = [line.strip() for line in speech.strip().splitlines() if line.strip()]
+    if always_skip or (lines and lines[0].endswith(":")):
+        lines = lines[1:]
+    starts = [line[0] for line in lines[1:] if line[0].isalpha()]
+    return (1 if any(c.islower() for c in starts) else 0) if starts else None
+
+
+RIGHT_ANSWERS_WRITTEN_OTHER_WAYS = [
+    (checks.check_best_pair, lambda sp, wc: list(_best(sp, wc, score=True))),
+    (checks.check_best_pair, lambda sp, wc: _best_first_seen(sp, wc)),
+    (checks.check_encode_word, lambda w, v: tuple(_greedy(w, v, longest=True))),
+    (checks.check_encode_word, lambda w, v: _greedy_recursive(w, v)),
+    (checks.check_select_whole_words, lambda w, d, p: torch.where(w >= 0, d[w.clamp(min=0)] < p, False)),
+    (checks.check_select_whole_words, lambda w, d, p: torch.tensor([bool(x >= 0 and d[x] < p) for x in w.tolist()])),
+    (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[w] < p)),  # d[-1] read, then masked out
+    (checks.check_share_std, lambda n, p: (p * (1 - p) * (n.double() ** 2).sum()).sqrt() / n.sum()),
+    (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * sum(x * x for x in n.tolist())) / sum(n.tolist())),
+    (checks.check_pair_row, lambda *args: tuple(list(x) for x in _pair_row(*args))),
+    (checks.check_truncate, lambda a, b, m, f: _truncate_iter(a, b, m, f)),
+    (checks.check_speaker_names, lambda t: set(re.findall(r"(?<![A-Za-z])([A-Z]{2,})(?= :)", t))),
+    (checks.check_speaker_names, lambda t: {w for w, nxt in zip(t.split(" "), t.split(" ")[1:])
+                                            if nxt == ":" and re.fullmatch("[A-Z]{2,}", w)}),
+    (checks.check_verse_or_prose, _verse_or_prose_named),
+    (checks.check_mean_pool, lambda h, m: torch.bmm(m[:, None, :].float(), h).squeeze(1) / m.sum(1, keepdim=True)),
+    (checks.check_hf_name, _hf_name),
+    (checks.check_with_mask, lambda t, p, m: "".join(m if i == p else c for i, c in enumerate(t))),
+    (checks.check_next_token_pair, lambda w: (w.narrow(-1, 0, w.size(-1) - 1), w.narrow(-1, 1, w.size(-1) - 1))),
+    (checks.check_next_token_loss, lambda lg, ids: -lg[:, :-1].log_softmax(-1).gather(-1, ids[:, 1:, None]).mean()),
+    (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-1].transpose(1, 2), ids[:, 1:])),
+]
+
+
+def _best_first_seen(splits, counts):  # 08 Ex1 with dicts, a tie going to the pair seen first
+    pairs, units = {}, {}
+    for w, sp in splits.items():
+        for u in sp:
+            units[u] = units.get(u, 0) + counts[w]
+        for pair in zip(sp, sp[1:]):
+            pairs[pair] = pairs.get(pair, 0) + counts[w]
+    best, best_score = None, -1.0
+    for (a, b), f in pairs.items():
+        if f / (units[a] * units[b]) > best_score:
+            best, best_score = (a, b), f / (units[a] * units[b])
+    return best
+
+
+def _greedy_recursive(word, vocab, first=True):  # 08 Ex2, recursive
+    for end in range(len(word), 0, -1):
+        piece = word[:end] if first else "##" + word[:end]
+        if piece in vocab:
+            rest = _greedy_recursive(word[end:], vocab, False) if end < len(word) else []
+            return ["[UNK]"] if rest == ["[UNK]"] else [piece, *rest]
+    return ["[UNK]"]
+
+
+def _truncate_iter(a, b, max_tokens, fronts):  # 10 Ex2 with iter() and slicing
+    ends = iter(fronts)
+    while len(a) + len(b) > max_tokens:
+        if len(a) > len(b):
+            a = a[1:] if next(ends) else a[:-1]
+        else:
+            b = b[1:] if next(ends) else b[:-1]
+    return a, b
+
+
+@pytest.mark.parametrize("check, right", RIGHT_ANSWERS_WRITTEN_OTHER_WAYS,
+                         ids=[f"{c.__name__}-{i}" for i, (c, _) in enumerate(RIGHT_ANSWERS_WRITTEN_OTHER_WAYS)])
+def test_checks_accept_right_answers_written_other_ways(check, right, capsys):
+    check(right)
+    assert "✓ Correct" in capsys.readouterr().out
+
+
+def test_hints_of_parts_2_and_3_name_the_slip_not_the_solution():
+    """Issue 51: 09's hint gave the solution line away; each hint now says what went wrong, not what to type."""
+    cases = [(checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[torch.arange(len(w)) % len(d)] < p),
+              "word_draw[word_ids"),
+             (checks.check_select_whole_words, lambda w, d, p: d[w] < p, "word_ids < 0"),
+             (checks.check_mean_pool, lambda h, m: h.mean(1), "Multiply by the mask"),
+             (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-2].reshape(-1, lg.size(-1)),
+                                                                             ids[:, 2:].reshape(-1)), "[:, :-1]")]
+    for check, wrong, solution in cases:
+        with pytest.raises(ExerciseError) as caught:
+            check(wrong)
+        assert solution not in str(caught.value)
+
+
+def test_the_verse_check_knows_the_segments_without_a_name():
+    """11 Ex1 on the real plays: 1,297 segments carry no speaker's line, and skipping every first line labels 235 of
+    them otherwise; the check has such a segment and refuses that answer."""
+    from mlm_lib import load_documents
+    from mlm_lib.finetune import verse_or_prose
+
+    segments = [s for d in load_documents().values() for s in d]
+    nameless = [s for s in segments if not s.strip().splitlines()[0].strip().endswith(":")]
+    assert nameless and any(_verse_or_prose_named(s, always_skip=True) != verse_or_prose(s) for s in nameless)
+    with pytest.raises(ExerciseError, match="no speaker's line"):
+        checks.check_verse_or_prose(lambda s: _verse_or_prose_named(s, always_skip=True))
+
+
+@pytest.mark.parametrize("check", [checks.check_best_pair, checks.check_encode_word, checks.check_select_whole_words,
+                                   checks.check_share_std, checks.check_pair_row, checks.check_truncate,
+                                   checks.check_speaker_names, checks.check_verse_or_prose, checks.check_mean_pool,
+                                   checks.check_hf_name, checks.check_with_mask, checks.check_next_token_pair,
+                                   checks.check_next_token_loss])
+def test_checks_of_parts_2_and_3_answer_odd_returns_in_one_line(check):
+    """Whatever comes back (None, a number, a string, an integer tensor, lists of strings), the learner reads an
+    ExerciseError, never a traceback from inside the check."""
+    for odd in (None, 0, "x", torch.tensor([1, 2]), torch.tensor(3), ["a", "b", "c"], (["a"], ["b"], ["c"]), (), {}):
+        with pytest.raises(ExerciseError):
+            check(lambda *args, odd=odd: odd)

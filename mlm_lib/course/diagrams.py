@@ -624,12 +624,16 @@ def merge_choice(pairs, pieces, shown: int = 6):
 
 # ---- 09: pieces or whole words -----------------------------------------------------------------------
 
+def _piece_width(token: str) -> float:
+    return 0.08 * len(token) + 0.17
+
+
 def _piece_row(ax, x, y, tokens, word_ids, outcome, size=9):
     """Pieces as cells coloured by outcome, each word framed; returns the x where the row ends."""
     start = x
     words = []
     for i, (t, w) in enumerate(zip(tokens, word_ids)):
-        width = 0.09 * len(t) + 0.2
+        width = _piece_width(t)
         code = int(outcome[i])
         colour = OUTCOME_COLOURS[code] or "white"
         shown = "█" if code == MASKED else t
@@ -648,39 +652,74 @@ def _piece_row(ax, x, y, tokens, word_ids, outcome, size=9):
     return x - start
 
 
-def pieces_and_words(tokens, word_ids, by_pieces, by_words, shown: int = 40):
+def _lines_of_words(tokens, word_ids, room: float) -> list[range]:
+    """Positions cut into lines at most `room` inches wide, never inside a word (a word wider than a line gets
+    a line of its own)."""
+    groups, i = [], 0
+    while i < len(tokens):  # a word's pieces, or one special token
+        j = i + 1
+        while j < len(tokens) and word_ids[i] >= 0 and word_ids[j] == word_ids[i]:
+            j += 1
+        groups.append(range(i, j))
+        i = j
+    lines, start, used = [], 0, 0.0
+    for group in groups:
+        width = sum(_piece_width(tokens[k]) + 0.03 for k in group)
+        if used and used + width > room:
+            lines.append(range(start, group.start))
+            start, used = group.start, 0.0
+        used += width
+    if start < len(tokens):
+        lines.append(range(start, len(tokens)))
+    return lines
+
+
+def pieces_and_words(tokens, word_ids, by_pieces, by_words, shown: int = 40, width: float = 11.5):
     """The same pieces masked two ways: piece by piece (`by_pieces`, outcome codes of `mask_tokens`) and word by
     word (`by_words`, of `mask_whole_words`); a frame is one word, as the tokenizer's word ids say. The first
-    `shown` pieces are drawn."""
+    `shown` pieces are drawn, in lines that fit `width` inches (a notebook's width at 100%), the two maskings of
+    each line one above the other."""
     tokens = [str(t) for t in tokens][:shown]
     word_ids = [int(w) for w in word_ids][:shown]
     by_pieces, by_words = [int(c) for c in by_pieces][:shown], [int(c) for c in by_words][:shown]
-    width = sum(0.09 * len(t) + 0.23 for t in tokens) + 2.3
-    fig, ax = _canvas(max(7.0, width), 2.3)
-    for y, outcome, name in ((1.35, by_pieces, "by pieces"), (0.55, by_words, "by whole words")):
-        ax.text(0.15, y + 0.16, name, fontsize=9.5, va="center", fontweight="bold")
-        _piece_row(ax, 1.9, y, tokens, word_ids, [int(c) for c in outcome])
-        hit = {w for w, c in zip(word_ids, outcome) if int(c) != NOT_SELECTED and w >= 0}
-        partly = sum(1 for w in hit if any(int(c) == NOT_SELECTED for v, c in zip(word_ids, outcome) if v == w))
-        ax.text(1.9, y - 0.22, f"{len(hit)} words touched, {partly} of them only in part", fontsize=8.5, color="#555555")
+    left = 1.55
+    lines = _lines_of_words(tokens, word_ids, width - left - 0.2)
+    block = 1.05
+    height = 0.55 + block * len(lines) + 0.55
+    fig, ax = _canvas(width, height)
+    for n, line in enumerate(lines):
+        top = height - 0.55 - block * n
+        for y, outcome, name in ((top - 0.45, by_pieces, "by pieces"), (top - 0.9, by_words, "by whole words")):
+            ax.text(0.15, y + 0.16, name, fontsize=9.5, va="center", fontweight="bold" if n == 0 else "normal",
+                    color="black" if n == 0 else "#555555")
+            _piece_row(ax, left, y, [tokens[k] for k in line], [word_ids[k] for k in line],
+                       [outcome[k] for k in line])
+    for k, (outcome, name) in enumerate(((by_pieces, "by pieces"), (by_words, "by whole words"))):
+        hit = {w for w, c in zip(word_ids, outcome) if c != NOT_SELECTED and w >= 0}
+        partly = sum(1 for w in hit if any(c == NOT_SELECTED for v, c in zip(word_ids, outcome) if v == w))
+        ax.text(0.15 + 5.4 * k, 0.25, f"{name}: {len(hit)} words touched, {partly} of them only in part",
+                fontsize=9.5, color="#333333")
     present = [(c, colour) for c, colour in ((MASKED, "orange"), (RANDOM, "red"), (UNCHANGED, "green"))
                if c in by_pieces or c in by_words]  # only the outcomes drawn get a legend
-    ax.text(0.15, 2.05, f"{len(tokens)} pieces, {len({w for w in word_ids if w >= 0})} words (a frame is a word); "
+    ordinary = sum(1 for w in word_ids if w >= 0)
+    special = len(word_ids) - ordinary
+    ax.text(0.15, height - 0.3, f"{ordinary} pieces in {len({w for w in word_ids if w >= 0})} words"
+            + (f" (and {special} special tokens)" if special else "") + "; a frame is a word; "
             + ", ".join(f"{colour}: {OUTCOME_NAMES[c]}" for c, colour in present)
-            + (" (▮ = shown as [MASK])" if any(c == MASKED for c, _ in present) else ""), fontsize=9.5)
+            + (" (▮ = shown as [MASK])" if any(c == MASKED for c, _ in present) else ""), fontsize=10)
     return fig
 
 
 # ---- 10: a sentence pair ---------------------------------------------------------------------------------
 
-def pair_embeddings(tokens, token_type_ids, shown: int = 18):
+def pair_embeddings(tokens, token_type_ids, shown: int = 14):
     """BERT's input for a pair, as the three rows of vectors that are summed (BERT's Figure 2, drawn from a real
     pair): the tokens, their token embeddings, the segment embedding each gets from its token type (A or B), and
     the position embedding. Long pairs show their first and last `shown // 2` tokens."""
     tokens, types = [_token(str(t)) for t in tokens], [int(t) for t in token_type_ids]
     n = len(tokens)
     index = list(range(n)) if n <= shown else list(range(shown // 2)) + [-1] + list(range(n - shown // 2, n))
-    w = 0.52
+    w = 0.64
     fig, ax = _canvas(1.9 + w * len(index) + 0.3, 3.3)
     rows = [("input", lambda i: tokens[i], "white"), ("token", lambda i: f"E[{tokens[i].strip('[]')}]", INPUT),
             ("segment", lambda i: "E_A" if types[i] == 0 else "E_B", None),
@@ -695,8 +734,8 @@ def pair_embeddings(tokens, token_type_ids, shown: int = 18):
                 continue
             fill = colour or ("#fde2c8" if types[i] == 0 else "#d9d2f0")
             text = label(i)
-            _box(ax, x + 0.03, y, w - 0.06, 0.4, text if len(text) <= 9 else text[:8] + "…", fill,
-                 size=7 if len(text) > 5 else 8, **fonts_for(text))
+            _box(ax, x + 0.03, y, w - 0.06, 0.4, text if len(text) <= 8 else text[:7] + "…", fill,
+                 size=8 if len(text) > 6 else 9, **fonts_for(text))
         if r:
             ax.text(1.9 + w * len(index) + 0.05, y + 0.2, "+" if r < 3 else "", fontsize=11, va="center")
     a = sum(1 for t in types if t == 0)
@@ -714,41 +753,43 @@ def pair_kinds(document_a, document_b, at: int = 2):
         return s if len(s) <= 34 else s[:33] + "…"
 
     a, nxt, other = document_a[at], document_a[at + 1], document_b[min(at, len(document_b) - 1)]
-    fig, ax = _canvas(10.0, 2.9)
+    fig, ax = _canvas(10.2, 2.9)
     kinds = [("IsNext (NSP label 0)", a, nxt, "#fde2c8", "#fde2c8", "the next segment of the same document"),
              ("NotNext (NSP label 1)", a, other, "#fde2c8", "#d9d2f0", "a segment of another document"),
              ("SOP: swapped (label 1)", nxt, a, "#fde2c8", "#fde2c8", "the same two segments, order reversed")]
     for r, (name, first, second, c1, c2, note) in enumerate(kinds):
         y = 2.05 - r * 0.75
         ax.text(0.15, y + 0.17, name, fontsize=9.5, fontweight="bold", va="center")
-        _box(ax, 2.4, y, 0.55, 0.34, "[CLS]", QUIET, size=8)
-        _box(ax, 3.0, y, 2.9, 0.34, short(first), c1, size=8)
-        _box(ax, 5.95, y, 0.55, 0.34, "[SEP]", QUIET, size=8)
-        _box(ax, 6.55, y, 2.9, 0.34, short(second), c2, size=8)
-        _box(ax, 9.5, y, 0.45, 0.34, "[SEP]", QUIET, size=7)
-        ax.text(6.55, y - 0.13, "B: " + note, fontsize=8, color="#555555")
-    ax.text(0.15, 2.65, "orange: one document; violet: another", fontsize=9)
+        _box(ax, 2.4, y, 0.55, 0.34, "[CLS]", QUIET, size=8.5)
+        _box(ax, 3.0, y, 2.9, 0.34, short(first), c1, size=9)
+        _box(ax, 5.95, y, 0.55, 0.34, "[SEP]", QUIET, size=8.5)
+        _box(ax, 6.55, y, 2.9, 0.34, short(second), c2, size=9)
+        _box(ax, 9.5, y, 0.55, 0.34, "[SEP]", QUIET, size=8.5)
+        ax.text(6.55, y - 0.15, "B: " + note, fontsize=9, color="#444444")
+    ax.text(0.15, 2.65, "orange: one document; violet: another", fontsize=9.5)
     return fig
 
 
 # ---- 11: the classifier on top of the encoder ------------------------------------------------------------
 
-def classifier_diagram(model, tokens):
+def classifier_diagram(model, tokens, pooling: str | None = None):
     """Fine-tuning's model on one real example: the pretrained encoder reads `tokens`; the pooler takes the
     [CLS] vector ("cls") or the mean of the real positions ("mean"), as `model` (a
-    `BertForSequenceClassification`) is set; a linear classifier gives one score per label."""
+    `BertForSequenceClassification`) is set or as `pooling` asks; a linear classifier gives one score per label."""
     c = model.config
-    pooling = model.pooling
+    pooling = pooling or model.pooling
+    if pooling not in ("cls", "mean"):
+        raise ValueError(f"pooling is 'cls' or 'mean', got {pooling!r}.")
     labels = getattr(model, "label_names", None) or [f"label {i}" for i in range(model.classifier.out_features)]
     shown = [str(t) for t in tokens][:14]
     more = len(tokens) - len(shown)
     w = 0.5
     fig, ax = _canvas(max(8.0, 2.2 + w * (len(shown) + 1)), 4.2)
     x0 = 1.6
-    _cells(ax, x0, 0.25, [_token(t) for t in shown] + (["…"] if more else []), w=w, size=8, label="input")
+    _cells(ax, x0, 0.25, [_token(t) for t in shown] + (["…"] if more else []), w=w, size=9, label="input")
     enc = _box(ax, x0, 0.9, w * (len(shown) + (1 if more else 0)), 0.75,
                f"pretrained encoder: {c.n_layers} layers × {c.d_model} wide (every weight fine-tuned, unless frozen)",
-               LAYER, size=8.5)
+               LAYER, size=9)
     for i in range(len(shown)):
         used = (i == 0) if pooling == "cls" else True
         colour = "#2a9d8f" if used else "#cccccc"
@@ -756,10 +797,12 @@ def classifier_diagram(model, tokens):
         ax.add_patch(Rectangle((x0 + i * w + 0.08, 1.95), w - 0.16, 0.22, facecolor=colour, alpha=0.6))
     pooled_x = x0 + (w / 2 if pooling == "cls" else w * len(shown) / 2)
     what = "the [CLS] vector" if pooling == "cls" else "the mean of the real positions' vectors"
-    _box(ax, pooled_x - 1.5, 2.55, 3.0, 0.45, f"pooler: tanh(dense({what}))", HEAD, size=8)
+    pooler = f"pooler: tanh(dense({what}))"
+    box_w = max(3.5, 0.072 * len(pooler) + 0.4)
+    _box(ax, pooled_x - box_w / 2, 2.55, box_w, 0.45, pooler, HEAD, size=9)
     _arrow(ax, (pooled_x, 2.17), (pooled_x, 2.55))
-    _box(ax, pooled_x - 1.5, 3.3, 3.0, 0.45, f"classifier: {c.d_model} → {len(labels)} ({', '.join(map(str, labels))})",
-         LOSS, size=8)
+    _box(ax, pooled_x - box_w / 2, 3.3, box_w, 0.45, f"classifier: {c.d_model} → {len(labels)} ({', '.join(map(str, labels))})",
+         LOSS, size=9)
     _arrow(ax, (pooled_x, 3.0), (pooled_x, 3.3))
     ax.text(0.15, 3.95, f"pooling = {pooling!r}: " + ("only position 0 feeds the classifier" if pooling == "cls" else
                                                      "every real position feeds the classifier"),
@@ -813,8 +856,8 @@ def attention_masks(tokens, labels=None):
         if causal:
             allowed = allowed.tril()
         ax.imshow(allowed, cmap="Blues", vmin=0, vmax=1.4)
-        ax.set_xticks(range(n), seen, fontsize=8, **fonts_for(tokens))
-        ax.set_yticks(range(n), seen, fontsize=8, **fonts_for(tokens))
+        ax.set_xticks(range(n), seen, fontsize=10, **(fonts_for(tokens) or {"family": "monospace"}))
+        ax.set_yticks(range(n), seen, fontsize=10, **(fonts_for(tokens) or {"family": "monospace"}))
         ax.set_xlabel("key (read)", fontsize=9)
         ax.set_ylabel("query", fontsize=9)
         if causal:
@@ -824,10 +867,10 @@ def attention_masks(tokens, labels=None):
         else:
             targets = [tokens[i] if i in chosen else "·" for i in range(n)]
             title = f"masked LM: all {n * n} pairs; predicts the {len(chosen)} selected positions"
-        ax.set_title(_wrap(title, 42), fontsize=9)
-        for i, t in enumerate(targets):
-            ax.text(n + 0.2, i, f"→ {t}", va="center", fontsize=8, color="#b00020" if t != "·" else "#999999",
-                    **fonts_for(t))
+        ax.set_title(_wrap(title, 42), fontsize=9.5)
+        for i, t in enumerate(targets):  # quoted, so that a comma is not read as a full stop
+            ax.text(n + 0.2, i, f"→ '{t}'" if t != "·" else "→ —", va="center", fontsize=10,
+                    color="#b00020" if t != "·" else "#999999", **(fonts_for(t) or {"family": "monospace"}))
     fig.tight_layout()
     return fig
 

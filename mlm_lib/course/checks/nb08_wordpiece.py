@@ -3,13 +3,17 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ...wordpiece import train_merges, word_pieces
+from ...wordpiece import word_pieces
 from ._common import ExerciseError, _call, _ok
 
+# Toy corpora. In each the right rule's best pair wins outright (no tie), so any tie-break passes; the last one
+# tells the score with every occurrence counted from a score that counts a piece only where it stands in a pair
+# (`a` also occurs as a word on its own: 24 times in all, 4 of them as the first piece of a pair).
 _CORPORA = [
     {"the": 50, "this": 30, "that": 30, "quit": 3, "quiet": 3, "tu": 1},
     {"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5},
     {"low": 5, "lower": 2, "newest": 6, "widest": 3, "zz": 2},
+    {"ab": 4, "a": 20, "cd": 6, "ce": 5, "fd": 1},
 ]
 
 
@@ -18,35 +22,63 @@ def _splits(counts):
 
 
 def _counts(counts, splits):
-    pairs, units = Counter(), Counter()
+    """(pair counts, piece counts, counts of each piece as a pair's first member, as its second), weighted."""
+    pairs, units, firsts, seconds = Counter(), Counter(), Counter(), Counter()
     for w, n in counts.items():
         for a, b in zip(splits[w], splits[w][1:]):
             pairs[a, b] += n
+            firsts[a] += n
+            seconds[b] += n
         for u in splits[w]:
             units[u] += n
-    return pairs, units
+    return pairs, units, firsts, seconds
+
+
+def _keys(counts, splits, rule):
+    """pair -> its value under one of the rules a learner may have written: the score, BPE's frequency, the score
+    with a sum below, the score with unweighted counts, the score with pieces counted only inside pairs, or the
+    score turned upside down (the lowest wins)."""
+    pairs, units, firsts, seconds = _counts({w: 1 for w in counts} if rule == "unweighted" else counts, splits)
+    key = {"score": lambda p: pairs[p] / (units[p[0]] * units[p[1]]), "frequency": lambda p: pairs[p],
+           "sum": lambda p: pairs[p] / (units[p[0]] + units[p[1]]),
+           "unweighted": lambda p: pairs[p] / (units[p[0]] * units[p[1]]),
+           "pairs only": lambda p: pairs[p] / (firsts[p[0]] * seconds[p[1]]),
+           "lowest": lambda p: -pairs[p] / (units[p[0]] * units[p[1]])}[rule]
+    return {p: key(p) for p in pairs}
 
 
 def _by_rule(counts, splits, rule):
-    """The best pair under one of the rules a learner may have written: the score, BPE's frequency, the score
-    with a sum below, or the score with unweighted counts."""
-    pairs, units = _counts(counts, splits)
-    if rule == "unweighted":
-        pairs, units = _counts({w: 1 for w in counts}, splits)
-    key = {"score": lambda p: pairs[p] / (units[p[0]] * units[p[1]]), "frequency": lambda p: pairs[p],
-           "sum": lambda p: pairs[p] / (units[p[0]] + units[p[1]]),
-           "unweighted": lambda p: pairs[p] / (units[p[0]] * units[p[1]])}[rule]
-    return max(sorted(pairs), key=key)
+    """The best pair under `rule` (ties: the first in sorted order)."""
+    keys = _keys(counts, splits, rule)
+    return max(sorted(keys), key=keys.get)
 
 
-_RULE_HINTS = {
+def _best_under(counts, splits, rule, got) -> bool:
+    """Whether `got` is a best pair under `rule`, however a tie was broken."""
+    keys = _keys(counts, splits, rule)
+    return got in keys and keys[got] >= max(keys.values()) - 1e-12
+
+
+_RULE_HINTS = {  # in this order: unweighted counts tie often, and a tie can look like another slip
     "frequency": "{got} is the most *frequent* pair: that is BPE's rule. WordPiece divides the pair's count by the "
                  "counts of its two parts.",
     "sum": "{got} wins if the pair's count is divided by the *sum* of its parts' counts; the WordPiece score "
            "divides by their *product*, freq(a) * freq(b).",
+    "pairs only": "{got} wins if a piece is counted only where it stands in a pair (a as a pair's first member, b "
+                  "as its second). freq(a) counts *every* occurrence of the piece: also as a word's last piece, or "
+                  "as a whole word of one piece (in {corpus}, 'a' alone).",
     "unweighted": "Weight every count by how often its word occurs (word_counts[word]), for the pairs and for the "
                   "single pieces.",
+    "lowest": "{got} has the *lowest* score: WordPiece merges the pair with the highest.",
 }
+
+
+def _score_line(counts, splits, pair):
+    pairs, units, _, _ = _counts(counts, splits)
+    a, b = pair
+    if (a, b) not in pairs:
+        return f"{pair} is not a pair of neighbouring pieces in any word"
+    return f"{pair} scores {pairs[a, b]} / ({units[a]} * {units[b]}) = {pairs[a, b] / (units[a] * units[b]):.3f}"
 
 
 def check_best_pair(fn) -> None:
@@ -60,40 +92,93 @@ def check_best_pair(fn) -> None:
             raise ExerciseError(f"You returned one string, {got!r}: return the pair as a tuple of its two pieces, "
                                 "e.g. ('q', '##u'); the merge into one piece happens after the choice.")
         try:
-            answers.append((counts, splits, tuple(got)))
+            got = tuple(got)
         except TypeError:
             raise ExerciseError(f"Return the pair as a tuple (first, second), e.g. ('q', '##u'); got {got!r}.") from None
+        if len(got) != 2 or not all(isinstance(p, str) for p in got):
+            raise ExerciseError(f"Return the pair as a tuple of two pieces (first, second), e.g. ('q', '##u'); got "
+                                f"{got!r}.")
+        answers.append((counts, splits, got))
     if all(got == _by_rule(counts, splits, "score") for counts, splits, got in answers):
         _ok("'q ##u' beats the far more frequent 't ##h': q is never seen without u, t is seen everywhere.")
         return
-    wrong = next((counts, splits, got) for counts, splits, got in answers if got != _by_rule(counts, splits, "score"))
+    counts, splits, got = next(a for a in answers if a[2] != _by_rule(a[0], a[1], "score"))
     for rule, hint in _RULE_HINTS.items():
-        if all(got == _by_rule(counts, splits, rule) for counts, splits, got in answers):
-            raise ExerciseError(hint.format(got=wrong[2]))
-    raise ExerciseError(f"On {wrong[0]} the best pair is not {wrong[2]}. Count pairs and pieces over all words, "
-                        "each weighted by its word's count, then take the largest freq(ab) / (freq(a) * freq(b)).")
+        if all(_best_under(c, s, rule, g) for c, s, g in answers):
+            raise ExerciseError(hint.format(got=got, corpus=counts))
+    want = _by_rule(counts, splits, "score")
+    raise ExerciseError(f"On {counts} the best pair is {want}, not {got}: {_score_line(counts, splits, want)}, "
+                        f"while {_score_line(counts, splits, got)}. Check in turn how you count the pairs, how you "
+                        "count the single pieces, and the score you compare.")
+
+
+# ---- Exercise 2: greedy longest match first -----------------------------------------------------------------
+
+_VOCAB = {"un", "##believ", "##able", "u", "##n", "##b", "##e", "##l", "##i", "##v", "##a", "believ", "a", "##ble"}
+_WORDS = ("unbelievable", "un", "believable", "unbelievablex", "xun", "a", "unable")
+
+
+def _encode(word, vocab, slip=None):
+    """Greedy longest-match-first as written with one of the usual slips (None: right)."""
+    pieces, start = [], 0
+    while start < len(word):
+        if slip == "shortest":
+            ends = range(start + 1, len(word) + 1)
+        elif slip == "no single character":  # the loop's last length is 2: range(len(word), start + 1, -1)
+            ends = range(len(word), start + 1, -1)
+        else:
+            ends = range(len(word), start, -1)
+        for end in ends:
+            bare = start == 0 if slip not in ("bare", "## first") else slip == "bare"
+            piece = word[start:end] if bare else "##" + word[start:end]
+            if piece in vocab:
+                pieces.append(piece)
+                start = end
+                break
+        else:
+            if slip == "keep the pieces":
+                return pieces + ["[UNK]"]
+            if slip == "[UNK] per character":
+                pieces.append("[UNK]")
+                start += 1
+                continue
+            return ["[UNK]"]
+    return pieces
+
+
+_ENCODE_HINTS = {
+    "keep the pieces": "When one part of a word cannot be matched, the *whole* word becomes ['[UNK]'] (BERT does "
+                       "not keep the pieces it found).",
+    "[UNK] per character": "You wrote an [UNK] for the part that does not match and went on; BERT gives up on the "
+                           "word: when some part cannot be matched, the *whole* word becomes ['[UNK]'].",
+    "bare": "Every piece is looked up bare, but only a word's first piece is stored bare: every later one is stored "
+            "with '##' in front (vocab holds 'un' and '##able', not 'able').",
+    "## first": "The first piece of a word is stored without '##' ('un', not '##un'); only the later ones have it.",
+    "shortest": "You take the *shortest* piece that fits; BERT takes the *longest*: at each position, start from "
+                "the longest substring and shorten it until it is in the vocabulary.",
+    "no single character": "A piece of one character is never tried: 'a' is in the vocabulary, yet you returned "
+                           "['[UNK]'] for it. Check the last length your inner loop tries.",
+}
 
 
 def check_encode_word(fn) -> None:
     """fn(word, vocab) -> the pieces of `word`, greedy longest match first, or ['[UNK]'] if it cannot be covered."""
-    vocab = {"un", "##believ", "##able", "u", "##n", "##b", "##e", "##l", "##i", "##v", "##a", "believ", "a", "##ble"}
-    for word in ("unbelievable", "un", "believable", "unbelievablex", "xun", "a"):
-        expected = word_pieces(word, vocab) or ["[UNK]"]
-        got = _call(fn, word, set(vocab))
+    answers = []
+    for word in _WORDS:
+        got = _call(fn, word, set(_VOCAB))
+        if isinstance(got, tuple):
+            got = list(got)
         if not isinstance(got, list):
             raise ExerciseError(f"Return a list of pieces, e.g. ['un', '##believ', '##able']; got {type(got).__name__}.")
-        if got == expected:
-            continue
-        if word == "unbelievablex" and got[:3] == ["un", "##believ", "##able"]:
-            raise ExerciseError("When one part of a word cannot be matched, the *whole* word becomes ['[UNK]'] "
-                                "(BERT does not keep the pieces it found).")
-        if any(p.startswith("##") for p in got[:1]) or (len(got) > 1 and not all(p.startswith("##") for p in got[1:])):
-            raise ExerciseError(f"For {word!r} you returned {got}: the first piece has no ##, every later one has "
-                                "(look it up in vocab as '##' + the substring).")
-        if got == ["[UNK]"]:
-            raise ExerciseError(f"For {word!r} you returned ['[UNK]'], but the vocabulary covers it: {expected}. Check "
-                                "how you look pieces up: the first piece of a word bare, every later one with '##' "
-                                "in front (vocab holds 'un' and '##able', not 'able').")
-        raise ExerciseError(f"For {word!r} expected {expected}, got {got}: at each position, try the *longest* "
-                            "substring first and shorten it until it is in the vocabulary.")
-    _ok("Greedy longest-match-first, and a word it cannot cover becomes a single [UNK].")
+        answers.append((word, got))
+    if all(got == (word_pieces(word, _VOCAB) or ["[UNK]"]) for word, got in answers):
+        _ok("Greedy longest-match-first, and a word it cannot cover becomes a single [UNK].")
+        return
+    for slip, hint in _ENCODE_HINTS.items():
+        if all(got == _encode(word, _VOCAB, slip) for word, got in answers):
+            raise ExerciseError(hint)
+    word, got = next((w, g) for w, g in answers if g != (word_pieces(w, _VOCAB) or ["[UNK]"]))
+    want = word_pieces(word, _VOCAB) or ["[UNK]"]
+    raise ExerciseError(f"For {word!r} expected {want}, got {got} (vocab: {sorted(_VOCAB)}). Check in turn: the "
+                        "longest piece first, '##' on every piece but the first, and the whole word as one [UNK] when "
+                        "some part cannot be matched.")

@@ -8,6 +8,13 @@ import torch
 from ._common import ExerciseError, _call, _ok, _tensor
 
 
+def _select_hint(err):
+    if isinstance(err, IndexError):
+        return ("word_draw holds one draw per *word*, not one per piece: a piece finds its word's draw through its "
+                "word id.")
+    return None
+
+
 def check_select_whole_words(fn) -> None:
     """fn(word_ids, word_draw, select_prob) -> bool tensor: a piece is selected when its word's draw
     (word_draw[word id]) is below select_prob; specials (word id -1) never."""
@@ -21,7 +28,7 @@ def check_select_whole_words(fn) -> None:
         draw[-1] = 0.01  # the last word is selected: indexing with -1 would select the specials with it
         draw[0] = 0.02  # and the first: word 0 is a word like any other
         expected = (word_ids >= 0) & (draw[word_ids.clamp(min=0)] < 0.3)
-        got = _tensor(_call(fn, word_ids.clone(), draw.clone(), 0.3), "the selection")
+        got = _tensor(_call(fn, word_ids.clone(), draw.clone(), 0.3, hint=_select_hint), "the selection")
         if got.shape != word_ids.shape:
             raise ExerciseError(f"Return one True/False per piece, shape {tuple(word_ids.shape)}; got {tuple(got.shape)}.")
         if got.dtype != torch.bool:
@@ -36,36 +43,54 @@ def check_select_whole_words(fn) -> None:
             raise ExerciseError("Word 0 is never selected: it is a word like any other. Only the specials, word id "
                                 "-1, are left out (word_ids >= 0, not > 0).")
         if got[word_ids < 0].any():
-            raise ExerciseError("A special token was selected. Its word id is -1, and draw[-1] is the *last word's* "
-                                "draw: exclude word_ids < 0 explicitly.")
-        raise ExerciseError("Every piece takes the draw of its word: word_draw[word_ids], compared with select_prob.")
+            raise ExerciseError("A special token was selected. Its word id is -1, and indexing with -1 reads the "
+                                "*last word's* draw: leave the specials out yourself.")
+        split = [int(w) for w in word_ids[word_ids >= 0].unique() if got[word_ids == w].any() and not got[word_ids == w].all()]
+        if split:
+            raise ExerciseError(f"Word {split[0]} is selected in part: its pieces got different answers. All the "
+                                "pieces of a word must read the same draw, their word's, so that a word is selected "
+                                "whole or not at all.")
+        wrong = int((got != expected).nonzero()[0])
+        w = int(word_ids[wrong])
+        raise ExerciseError(f"Piece {wrong} belongs to word {w}, whose draw is {float(draw[w]):.2f} against select_prob "
+                            f"0.3: it should be {'selected' if bool(expected[wrong]) else 'left alone'}, and yours is "
+                            f"{'selected' if bool(got[wrong]) else 'left alone'}.")
     _ok("One draw per word, read by each of its pieces: a word is masked whole or not at all.")
 
 
 def check_share_std(fn) -> None:
     """fn(word_sizes, select_prob) -> the standard deviation of the share of selected pieces, when each word
     is selected with probability select_prob: sqrt(p (1 - p) sum(n_w^2)) / sum(n_w)."""
-    for sizes, p in (([1, 1, 1, 1], 0.5), ([1, 2, 3, 4, 1], 0.15), ([3] * 100, 0.15)):
+    for sizes, p in (([1, 1, 1, 1], 0.5), ([1, 2, 3, 4, 1], 0.15), ([3] * 100, 0.15), ([5], 0.3)):
         expected = math.sqrt(p * (1 - p) * sum(n * n for n in sizes)) / sum(sizes)
         got = _call(fn, torch.tensor(sizes), p)
-        got = float(got)
+        try:
+            got = float(got)
+        except (TypeError, ValueError, RuntimeError):
+            raise ExerciseError(f"Return one number (a float, or a tensor holding one value); for sizes {sizes} you "
+                                f"returned {type(got).__name__} {str(got)[:60]}.") from None
         if math.isclose(got, expected, rel_tol=1e-6):
             continue
-        binomial = math.sqrt(p * (1 - p) / sum(sizes))
-        if math.isclose(got, binomial, rel_tol=1e-6):
+        total, squares, words = sum(sizes), sum(n * n for n in sizes), len(sizes)
+        if math.isclose(got, math.sqrt(p * (1 - p) / total), rel_tol=1e-6):
             raise ExerciseError("That is the binomial error for pieces drawn one by one. Here a word of n pieces "
                                 "adds n pieces at once: its variance is p (1 - p) n^2.")
-        total, squares = sum(sizes), sum(n * n for n in sizes)
         slips = {p * (1 - p) * squares / total ** 2: "That is the variance: the standard deviation is its square root.",
-                 math.sqrt(p * (1 - p) * squares) / len(sizes): "Divided by the number of words; the share is of "
+                 math.sqrt(p * (1 - p) * squares): "That is the standard deviation of the *number* of selected "
+                 "pieces; the share is that number divided by the number of pieces, sum(n_w).",
+                 math.sqrt(p * (1 - p) * squares) / words: "Divided by the number of words; the share is of "
                  "*pieces*, so divide by the number of pieces, sum(n_w).",
                  math.sqrt(p * (1 - p) * total ** 2) / total: "sum(n_w)^2 is not sum(n_w^2): the words are drawn "
                  "independently, so their variances add, one p (1 - p) n_w^2 per word.",
                  math.sqrt(p * squares) / total: "A word's draw is a coin with probability p: its variance has the "
-                 "factor p (1 - p), not p."}
+                 "factor p (1 - p), not p.",
+                 p * (1 - p) * math.sqrt(squares) / total: "p (1 - p) stands outside the square root: it is part "
+                 "of the variance, so the square root covers it too.",
+                 math.sqrt(p * (1 - p) / words): "That is the binomial error of the share of selected *words*; the "
+                 "share asked for is of pieces, and a word of n pieces adds n of them at once."}
         for value, message in slips.items():
             if math.isclose(got, value, rel_tol=1e-6):
                 raise ExerciseError(f"For sizes {sizes} and p={p}: {message}")
-        raise ExerciseError(f"For sizes {sizes} and p={p} expected {expected:.5f}, got {got:.5f}. What does one word "
-                            "of n_w pieces add to the count of selected pieces, and with what variance?")
+        raise ExerciseError(f"For sizes {sizes} and p={p} expected {expected:.5f}, got {got:.5f}. Check in turn: the "
+                            "variance one word adds, the sum over the words, the square root, and what you divide by.")
     _ok("Whole words make the selected share noisier than single pieces would: three-piece words, sqrt(3) times.")

@@ -21,6 +21,19 @@ def check_hf_name(fn) -> None:
         if isinstance(got, str) and ".layers." in got:
             raise ExerciseError(f"{ours}: Hugging Face calls the stack `encoder.layer` (singular): expected {want!r}, "
                                 f"got {got!r}.")
+        if not isinstance(got, str):
+            raise ExerciseError(f"Return the name as a string, e.g. {want!r}; for {ours!r} you returned "
+                                f"{type(got).__name__}.")
+        module, kind = want.rsplit(".", 1)
+        if got.rsplit(".", 1)[0] == module:
+            last = got.rsplit(".", 1)[-1]
+            raise ExerciseError(f"{ours}: the module is right, {module!r}, but the parameter's own name is not: it "
+                                f"keeps ours, {kind!r} (got {last!r}"
+                                + ("; 'gamma' and 'beta' are TensorFlow's names for a LayerNorm's weight and bias)."
+                                   if last in ("gamma", "beta") else ")."))
+        if got.lower() == want.lower():
+            raise ExerciseError(f"{ours}: expected {want!r}, got {got!r}: names are case-sensitive, and Hugging Face "
+                                "writes `LayerNorm` with two capitals.")
         raise ExerciseError(f"{ours} should map to {want!r}, got {got!r}. Look at the table above: which of their "
                             "modules holds this part?")
     _ok(f"All {len(cases)} parameter names of a 3-layer encoder map to Hugging Face's.")
@@ -38,11 +51,21 @@ def check_with_mask(fn) -> None:
         if mask_token != "[MASK]" and isinstance(got, str) and "[MASK]" in got:
             raise ExerciseError(f"With mask_token={mask_token!r} your text reads {got!r}: use the mask_token you are "
                                 "given (a RoBERTa tokenizer's is '<mask>'), not '[MASK]' written in.")
-        if isinstance(got, str) and got.count(mask_token) == 1 and got.index(mask_token) != position:
+        if not isinstance(got, str):
+            raise ExerciseError(f"Return the text as one string; for {text!r} at {position} you returned "
+                                f"{type(got).__name__}.")
+        if position > 0 and got == text[:position - 1] + mask_token + text[position:]:
+            raise ExerciseError(f"For {text!r} at {position} the mask replaced the character before it, "
+                                f"{text[position - 1]!r}, not {text[position]!r}: positions count from 0, as in "
+                                "Python's indexing.")
+        if got == text[:position + 1] + mask_token + text[position + 2:]:
+            raise ExerciseError(f"For {text!r} at {position} the mask replaced the character after it: positions count "
+                                "from 0, as in Python's indexing.")
+        if got == text.replace(text[position], mask_token, 1):
             raise ExerciseError(f"For {text!r} at {position} the mask landed at {got.index(mask_token)}: str.replace "
                                 f"changes the first place where {text[position]!r} occurs, not the position asked for. "
                                 "Cut the text at the position instead.")
-        if got == text[:position] + "[MASK]" + text[position:]:
+        if got == text[:position] + mask_token + text[position:]:
             raise ExerciseError(f"For {text!r} at {position}: the mask was inserted before the character; it must "
                                 f"*replace* it, or the model sees the answer right beside the blank. Expected {want!r}.")
         raise ExerciseError(f"For {text!r} at {position}: expected {want!r}, got {got!r}.")

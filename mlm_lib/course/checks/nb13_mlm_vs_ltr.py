@@ -9,7 +9,8 @@ from ._common import ExerciseError, _call, _ok, _tensor
 
 def check_next_token_pair(fn) -> None:
     """fn(window) -> (inputs, labels) for next-token prediction: inputs = window[:-1], labels = window[1:]."""
-    for window in (torch.tensor([5, 6, 7, 8, 9]), torch.tensor([[10, 11, 12], [20, 21, 22]]).flatten()):
+    for window in (torch.tensor([5, 6, 7, 8, 9]), torch.tensor([[10, 11, 12], [20, 21, 22]]).flatten(),
+                   torch.tensor([3, 4])):  # the shortest window: one input, one label
         got = _call(fn, window.clone())
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise ExerciseError("Return two tensors: (inputs, labels).")
@@ -42,6 +43,9 @@ def check_next_token_loss(fn) -> None:
     got = _tensor(_call(fn, logits.clone(), ids.clone(), hint=_loss_hint), "the loss")
     if got.numel() != 1:
         raise ExerciseError(f"Return one number (the mean over every prediction), got shape {tuple(got.shape)}.")
+    if not got.is_floating_point():
+        raise ExerciseError(f"A loss is a float, got a tensor of {got.dtype}: the mean of the log-probabilities is not a "
+                            "whole number.")
     if torch.allclose(got, F.cross_entropy(logits.reshape(-1, 11), ids.reshape(-1))):
         raise ExerciseError("No shift: position i is scored against its own token, which (without a mask over it) "
                             "it can read. Score logits[:, :-1] against ids[:, 1:].")
@@ -52,10 +56,16 @@ def check_next_token_loss(fn) -> None:
     if torch.allclose(got, F.nll_loss(flat_logits, flat_labels)):
         raise ExerciseError("F.nll_loss expects log-probabilities, and these are raw logits: F.cross_entropy applies "
                             "the log-softmax itself (or take log_softmax first).")
+    if torch.allclose(got, F.nll_loss(flat_logits.softmax(-1), flat_labels)) or torch.allclose(
+            got, -flat_logits.softmax(-1).gather(1, flat_labels[:, None]).mean()):
+        raise ExerciseError("The loss is the mean of minus the *log*-probability of each right token; you averaged "
+                            "minus the probabilities themselves (softmax with no log).")
     if torch.allclose(got, F.cross_entropy(logits[:, 1:].reshape(-1, 11), ids[:, :-1].reshape(-1))):
         raise ExerciseError("Shifted the wrong way: you score each position against the token *before* it. Position "
                             "i's logits predict the token at i + 1.")
     if not torch.allclose(got, want, atol=1e-5):
-        raise ExerciseError("Not the mean next-token cross-entropy yet: drop the last position's logits (nothing "
-                            "follows it) and the first token as a label (nothing predicts it), then flatten both.")
+        raise ExerciseError(f"Not the mean next-token cross-entropy yet: expected {want.item():.4f}, got "
+                            f"{got.item():.4f} (logits of shape {tuple(logits.shape)}). Check in turn: which logits "
+                            "have a next token to predict, which tokens are predicted, that both are flattened alike, "
+                            "and that the loss is the mean.")
     _ok("Every position but the last predicts its successor: L - 1 losses per window, against about 15% of L for MLM.")
