@@ -279,3 +279,31 @@ def test_figures_stay_small():
     config = BertConfig(vocab_size=84, d_model=128, n_layers=4, n_heads=8, d_ff=512)
     for fig in (D.encoder_diagram(config), D.course_map(ROOT / "notebooks"), D.layer_norm_placement(config)):
         assert png_size(fig) <= 150_000 and fig.dpi <= 100
+
+
+def _readable(fig, widest: int = 900, smallest: float = 8.0):
+    """Shown at 100% in a notebook about 900-1000 pixels wide: no wider than that, and no text under 8 pt."""
+    fig.canvas.draw()
+    width = fig.get_size_inches()[0] * fig.dpi
+    sizes = [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text().strip() and t.get_visible()]
+    assert width <= widest, f"{width:.0f} pixels wide"
+    assert min(sizes) >= smallest, f"text of {min(sizes)} pt"
+
+
+def test_part1_pictures_read_at_100_percent(small_tokenizer):
+    """The 2026-11-26 review read the masking picture's ids at about 6 pt and the course map came out 1,140 pixels
+    wide (shrunk to fit a notebook): each part-1 picture fits the notebook's width with text of 8 pt or more."""
+    from mlm_lib.course.viz import plot_attention_heads
+
+    _readable(D.course_map(ROOT / "notebooks", here="00"))
+    ids = small_tokenizer.encode("the quick brown fox jumps over the lazy dog and the cat, then more")
+    inputs, labels, outcome = mask_tokens(ids, small_tokenizer, generator=torch.Generator().manual_seed(4),
+                                          return_outcome=True)
+    fig = D.masked_window(ids, inputs, labels, outcome, small_tokenizer, shown=43)
+    _readable(fig)
+    assert "positions 0–21" in words(fig) and "positions 22–42" in words(fig)  # 43 positions, two blocks
+    _readable(plot_attention_heads(torch.softmax(torch.randn(4, 16, 16), -1), list("To be, or not to")))
+    predictions = [Prediction(3 + 5 * k, "b", [("b", 0.96), ("e", 0.02), ("a", 0.01)]) for k in range(8)]
+    fig = D.blanks_and_guesses(TEXT, predictions)
+    _readable(fig)
+    assert "█" in words(fig) and "▯" not in words(fig)  # a blank looks like notebook 02's [MASK]

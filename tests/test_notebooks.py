@@ -159,7 +159,7 @@ def test_a_learner_sees_the_check_message_not_its_frames():
     assert error.ename == "ExerciseError" and len(error.traceback) == 1
     shown = error.traceback[0]
     assert "in your code, line 5: return torch.nn.functional.cross_entropy(logits, labels)" in shown
-    assert "Hint: F.cross_entropy wants logits of shape (N, V)" in shown
+    assert "Hint: F.cross_entropy takes logits of shape (N, V)" in shown
     assert "site-packages" not in shown and "expected =" not in shown
 
 

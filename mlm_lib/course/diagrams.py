@@ -151,9 +151,13 @@ def course_map(folder=None, here: str | None = None):
     notebooks = notebook_titles(course_folder() if folder is None else folder)
     parts = list(dict.fromkeys(p for p, _, _ in notebooks))
     per_row = max(sum(p == part for p, _, _ in notebooks) for part in parts)
-    bw, bh, gap, left = 1.45, 0.62, 0.28, 0.25
+    # at most 11 inches (880 pixels at the notebooks' dpi): a notebook shows it at 100%, not shrunk to fit
+    left = 0.2
+    gap = 0.22
+    bw = min(1.45, (11.0 - 2 * left - (per_row - 1) * gap) / per_row)
+    bh = 0.72
     width = left * 2 + per_row * bw + (per_row - 1) * gap
-    row_h = 1.2
+    row_h = 1.28
     fig, ax = _canvas(max(width, 7.0), 0.35 + row_h * len(parts))
     for r, part in enumerate(parts):
         y = 0.15 + row_h * (len(parts) - 1 - r)
@@ -162,7 +166,7 @@ def course_map(folder=None, here: str | None = None):
         for i, (_, number, title) in enumerate(n for n in notebooks if n[0] == part):
             x = left + i * (bw + gap)
             colour = "#9cc3e4" if number == here else INPUT
-            _box(ax, x, y, bw, bh, f"{number}\n{_wrap(title, 18)}", colour=colour, size=8.5)
+            _box(ax, x, y, bw, bh, f"{number}\n{_wrap(title, int(bw / 0.075))}", colour=colour, size=8.5)
             if i:
                 _arrow(ax, (x - gap, y + bh / 2), (x, y + bh / 2))
     return fig
@@ -216,30 +220,40 @@ def tokens_to_windows(text: str, tokenizer, windows, training_text: str | None =
 def masked_window(ids, inputs, labels, outcome, tokenizer, start: int = 0, shown: int = 30):
     """One window through BERT's masking, position by position: the original tokens, the selected positions,
     what the model is shown there ([MASK] / random / kept, coloured), and the labels row (the original id where
-    the loss counts, -100 elsewhere). Drawn for positions start .. start + shown of `mask_tokens`' output."""
+    the loss counts, -100 elsewhere). Drawn for positions start .. start + shown of `mask_tokens`' output, in
+    blocks of at most 22 positions, so that every cell and id stays readable at a notebook's width."""
     ids, inputs, labels, outcome = (t.reshape(-1)[start:start + shown].tolist() for t in (ids, inputs, labels, outcome))
     n = len(ids)
-    w = min(0.34, 9.0 / max(n, 1))
-    fig, ax = _canvas(1.7 + n * w + 0.2, 3.1)
-    x0 = 1.7
-    original = [_token(tokenizer.tokens[i]) for i in ids]
-    shown_tokens = [_token(tokenizer.tokens[i]) if code != MASKED else "█" for i, code in zip(inputs, outcome)]
-    colours = [OUTCOME_COLOURS[c] for c in outcome]
-    size = 9 if w >= 0.3 else 7
-    _cells(ax, x0, 2.25, original, w=w, label="original", size=size)
-    _cells(ax, x0, 1.75, ["^" if c != NOT_SELECTED else "" for c in outcome], w=w, h=0.3, label="selected", size=size,
-           edge="white")
-    _cells(ax, x0, 1.25, shown_tokens, colours=colours, w=w, label="model sees", size=size)
-    _cells(ax, x0, 0.75, [str(v) if v != IGNORE_INDEX else "·" for v in labels], w=w, label="label", size=6.5,
-           colours=[QUIET if v == IGNORE_INDEX else "white" for v in labels])
+    blocks = max(1, -(-n // 22))
+    per_block = max(1, -(-n // blocks))  # blocks of equal length, the last one perhaps shorter
+    w = 0.4
+    block_h = 2.05
+    x0 = 1.3
+    fig, ax = _canvas(x0 + min(n, per_block) * w + 0.3, 1.15 + blocks * block_h)
+    top = 0.55 + blocks * block_h
+    for b in range(blocks):
+        part = slice(b * per_block, (b + 1) * per_block)
+        codes, y = outcome[part], top - 0.5 - b * block_h
+        original = [_token(tokenizer.tokens[i]) for i in ids[part]]
+        shown_tokens = [_token(tokenizer.tokens[i]) if code != MASKED else "█" for i, code in zip(inputs[part], codes)]
+        _cells(ax, x0, y, original, w=w, h=0.34, label="original", size=10)
+        _cells(ax, x0, y - 0.38, ["^" if c != NOT_SELECTED else "" for c in codes], w=w, h=0.34, label="selected",
+               size=10, edge="white")
+        _cells(ax, x0, y - 0.8, shown_tokens, colours=[OUTCOME_COLOURS[c] for c in codes], w=w, h=0.34,
+               label="model sees", size=10)
+        _cells(ax, x0, y - 1.22, [str(v) if v != IGNORE_INDEX else "·" for v in labels[part]], w=w, h=0.34,
+               label="label", size=9, colours=[QUIET if v == IGNORE_INDEX else "white" for v in labels[part]])
+        if blocks > 1:
+            ax.text(x0, y + 0.45, f"positions {start + b * per_block}–{start + min(n, (b + 1) * per_block) - 1}",
+                    fontsize=8.5, color="#555555")
     counts = {code: outcome.count(code) for code in (MASKED, RANDOM, UNCHANGED)}
     selected = n - outcome.count(NOT_SELECTED)
-    ax.text(x0, 2.75, f"{selected} of {n} positions selected: " + ", ".join(
+    ax.text(0.15, top + 0.3, f"{selected} of {n} positions selected: " + ", ".join(
         f"{counts[c]} {OUTCOME_NAMES[c]}" for c in (MASKED, RANDOM, UNCHANGED)), fontsize=10, fontweight="bold")
     for i, code in enumerate((MASKED, RANDOM, UNCHANGED)):
-        ax.add_patch(Rectangle((x0 + i * 2.3, 0.22), 0.25, 0.2, facecolor=OUTCOME_COLOURS[code], edgecolor="#999999"))
-        ax.text(x0 + i * 2.3 + 0.32, 0.32, OUTCOME_NAMES[code], va="center", fontsize=9)
-    ax.text(x0 + 3 * 2.3, 0.32, "· = -100 (no loss)", va="center", fontsize=9)
+        ax.add_patch(Rectangle((x0 + i * 1.9, 0.22), 0.25, 0.2, facecolor=OUTCOME_COLOURS[code], edgecolor="#999999"))
+        ax.text(x0 + i * 1.9 + 0.32, 0.32, OUTCOME_NAMES[code], va="center", fontsize=9)
+    ax.text(x0 + 3 * 1.9, 0.32, "· = -100 (no loss)", va="center", fontsize=9)
     return fig
 
 
@@ -500,16 +514,16 @@ def blanks_and_guesses(text: str, predictions, shown: int = 8):
         x = 0.2 + i * 1.35
         left = text[max(0, p.position - 4):p.position].replace("\n", "⏎")
         right = text[p.position + 1:p.position + 5].replace("\n", "⏎")
-        ax.text(x + 0.6, height - 0.65, f"{left}▯{right}", ha="center", fontsize=9.5, family="monospace",
+        ax.text(x + 0.6, height - 0.65, f"{left}█{right}", ha="center", fontsize=9.5, family="monospace",
                 **fonts_for(left + right))
         ax.text(x + 0.6, height - 0.92, f"was {_show_char(p.original)!r}", ha="center", fontsize=8.5, color="#555555")
         for j, (token, prob) in enumerate(p.candidates):
             y = height - 1.3 - 0.3 * j
             right_one = token == p.original
-            ax.add_patch(Rectangle((x + 0.35, y), 0.85 * prob, 0.22, facecolor="#2a9d8f" if right_one else "#bbbbbb"))
+            ax.add_patch(Rectangle((x + 0.35, y), 0.72 * prob, 0.22, facecolor="#2a9d8f" if right_one else "#bbbbbb"))
             ax.text(x + 0.3, y + 0.11, repr(_show_char(token)), ha="right", va="center", fontsize=8.5,
                     **fonts_for(token))
-            ax.text(x + 0.38 + 0.85 * prob, y + 0.11, f"{prob:.0%}", va="center", fontsize=7.5)
+            ax.text(x + 0.38 + 0.72 * prob, y + 0.11, f"{prob:.0%}", va="center", fontsize=8.5)
     right = sum(p.correct for p in chosen)
     shown = f"the first {len(chosen)} of the {len(predictions)} blanks" if len(chosen) < len(predictions) else \
         f"all {len(chosen)} blanks"

@@ -12,6 +12,7 @@ import warnings
 import matplotlib.pyplot as plt
 from matplotlib import font_manager
 from matplotlib.ft2font import FT2Font
+from matplotlib.patches import Rectangle
 from matplotlib.ticker import FuncFormatter
 
 from ..masking import MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED
@@ -106,6 +107,9 @@ def plot_attention(weights, labels, title: str = "", ax=None, vmax: float | None
     if own:
         fig, ax = plt.subplots(figsize=(5, 4.5), dpi=DPI)
     im = ax.imshow(weights, cmap="viridis", vmin=0, vmax=vmax or max(float(weights.max()), 1e-9))
+    if weights.shape[0] == weights.shape[1]:  # white frames on the diagonal: each query's own position, so that
+        for i in range(weights.shape[0]):     # a bright cell beside a frame reads as a neighbour
+            ax.add_patch(Rectangle((i - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", lw=0.8, alpha=0.8))
     shown = [_show_char(t) for t in labels]
     ax.set_xticks(range(len(shown)), shown, fontsize=10, **fonts_for(shown))
     ax.set_yticks(range(len(shown)), shown, fontsize=10, **fonts_for(shown))
@@ -123,16 +127,18 @@ def plot_attention_heads(attn, labels, title: str = ""):
     """All heads of one layer side by side, on one colour scale (0 to the largest weight of any head);
     attn: (heads, length, length)."""
     heads = attn.shape[0]
-    cols = min(4, heads)
+    cols = min(2, heads)  # two a row: each map large enough to read a cell beside the diagonal at 100%
     rows = (heads + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 3.6 * rows), dpi=DPI, squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(4.3 * cols + 1.2, 4.3 * rows + 0.4), dpi=DPI, squeeze=False)
+    fig.subplots_adjust(left=0.08, right=0.86, bottom=0.08, top=0.92, wspace=0.25, hspace=0.3)
     top = max(float(attn.max()), 1e-9)
     for h, ax in enumerate(axes.flat):
         if h < heads:
             plot_attention(attn[h], labels, f"head {h}", ax=ax, vmax=top)
         else:
             ax.axis("off")
-    fig.colorbar(axes.flat[0].images[0], ax=list(axes.flat), shrink=0.8, label="attention weight")
+    bar = fig.add_axes((0.89, 0.25, 0.02, 0.5))
+    fig.colorbar(axes.flat[0].images[0], cax=bar, label="attention weight")
     fig.suptitle(title)
     return fig
 

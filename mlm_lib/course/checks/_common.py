@@ -17,6 +17,11 @@ class ExerciseError(AssertionError):
     """The answer is not right yet; the message says what to look at."""
 
 
+# Where a learner writes an answer, in the words every notebook's exercises use (notebook 00 explains it).
+NOT_WRITTEN = ("Not written yet: the function still holds the placeholder. Write your answer in a new cell right "
+               "above this check cell, run it, then run this check: the check grades the last definition that ran.")
+
+
 _LIBRARY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../mlm_lib
 
 
@@ -41,13 +46,12 @@ def _call(fn, *args, hint=None):
     try:
         return fn(*args)
     except NotImplementedError:
-        raise ExerciseError("Not written yet: replace `raise NotImplementedError` with your code, run that cell, "
-                            "then this one.") from None
+        raise ExerciseError(NOT_WRITTEN) from None
     except ExerciseError:
         raise
     except Exception as err:  # a wrong answer that crashed: say where, in the learner's code, and why
         first = (str(err).strip().splitlines() or [""])[0][:300]
-        message = f"Your function stopped with {type(err).__name__}: {first}"
+        message = f"Your function stopped with {type(err).__name__}" + (f": {first}" if first else "")
         where = _learner_line(err)
         if where:
             message += f"\n  in your code, {where}"
@@ -61,7 +65,14 @@ def _ok(message: str) -> None:
     print("✓ Correct. " + message)
 
 
+def _none_message(what: str) -> str:
+    return (f"Your function returned None, so nothing came back: printing shows a value, only `return` hands "
+            f"{what} back to the caller.")
+
+
 def _tensor(x, what: str) -> torch.Tensor:
+    if x is None:
+        raise ExerciseError(_none_message(what))
     if not isinstance(x, torch.Tensor):
         raise ExerciseError(f"Return a torch tensor for {what}, not {type(x).__name__}.")
     return x

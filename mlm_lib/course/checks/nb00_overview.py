@@ -1,35 +1,50 @@
 """Checks for the exercises of notebook 00 (overview)."""
 from __future__ import annotations
 
-from ._common import ExerciseError, _call, _ok
+from ._common import ExerciseError, _call, _none_message, _ok
 
 
 def check_blank_positions(fn) -> None:
     """fn(text: str) -> the indices of the underscores in `text`, in order (a list)."""
-    for text in ("To b_ or n_t", "___", "no blanks here", "_a_"):
+    as_tuple = False
+    for text in ("To b_ or n_t", "___", "no blanks here", "_a_", ""):
         expected = [i for i, c in enumerate(text) if c == "_"]
         got = _call(fn, text)
+        if got is None:
+            raise ExerciseError(_none_message("the positions"))
         if hasattr(got, "tolist") and not isinstance(got, (int, float)):  # a NumPy array or a tensor of positions
             got = got.tolist()
         if isinstance(got, (int, float)):
             raise ExerciseError(f"For {text!r} you returned one number, {got!r}: return every position, in a list "
                                 "(e.g. [4, 10]), not how many there are or where one is.")
-        if not isinstance(got, (list, tuple)):
+        if isinstance(got, (set, frozenset)):
+            raise ExerciseError("Return the positions in a list, not a set: a set has no order, and the positions "
+                                "must come in the order of the text.")
+        if hasattr(got, "__next__"):
             raise ExerciseError(f"Return the positions in a list, not a {type(got).__name__}: the next cells read "
                                 "them more than once, and a generator or an iterator is used up after one pass.")
+        if not isinstance(got, (list, tuple)):
+            raise ExerciseError(f"Return the positions in a list, not a {type(got).__name__}.")
+        as_tuple = as_tuple or isinstance(got, tuple)
         try:
             got = [int(i) for i in got]
         except (TypeError, ValueError):
-            raise ExerciseError(f"For {text!r} you returned {got!r}: return a flat list of whole-number positions "
-                                "(one number per blank, not a pair or a nested list).") from None
+            raise ExerciseError(f"For {text!r} you returned {list(got)!r}: return a flat list of whole-number "
+                                "positions (one number per blank, not the characters, a pair or a nested list).") from None
         if got == expected:
             continue
         if got == [i + 1 for i in expected]:
             raise ExerciseError("Off by one: Python counts positions from 0, so the first character is 0.")
         if len(expected) > 1 and got == expected[:1]:
-            raise ExerciseError("Only the first blank: str.index finds one; loop over every character.")
-        raise ExerciseError(f"For {text!r} expected {expected}, got {got}. Try enumerate(text).")
-    _ok("Those are the positions the model will see as [MASK].")
+            raise ExerciseError(f"Only the first blank: {text!r} has {len(expected)} blanks, and you returned one "
+                                "position. Every `_` needs its own.")
+        if len(expected) > 1 and got == expected[:1] * len(expected):
+            raise ExerciseError(f"For {text!r} expected {expected}, got {got}: every blank got the position of the "
+                                "first one. A search for '_' (str.index, str.find) always finds the first match.")
+        raise ExerciseError(f"For {text!r} expected {expected}, got {got}: positions count every character from "
+                            "the start of the text, the first one being 0.")
+    _ok("Those are the positions the model will see as [MASK]."
+        + (" (You returned a tuple; a list was asked for, and a tuple works just as well here.)" if as_tuple else ""))
 
 
 def check_fill_in(fn) -> None:
@@ -41,15 +56,19 @@ def check_fill_in(fn) -> None:
         got = _call(fn, text, positions, guesses)
         if got == expected:
             continue
+        if got is None:
+            raise ExerciseError(_none_message("the new text"))
         if isinstance(got, str) and len(got) == len(text) and any(text.replace(text[p], g, 1) == got
                                                                    for p, g in zip(positions, guesses)):
             raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}: str.replace changes the "
                                 "first place where that character occurs, which need not be the position you meant. "
                                 "Write at the position itself.")
         if isinstance(got, list):
-            raise ExerciseError("Return a string: join the characters back together with ''.join(...).")
+            raise ExerciseError("Return a string, not a list of characters: join them back together into one string.")
         if isinstance(got, str) and len(got) != len(text):
-            raise ExerciseError("Replace one character per blank; the text must keep its length.")
+            raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}, {len(got)} characters "
+                                f"instead of {len(text)}: each guess replaces one character, so the text keeps its "
+                                "length.")
         if "_" not in text:
             raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) should give {expected!r}, got {got!r}: "
                                 "write guesses[i] at positions[i], whatever character is there and in whatever "

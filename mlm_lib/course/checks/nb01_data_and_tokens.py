@@ -5,34 +5,62 @@ import math
 
 import torch
 
-from ._common import ExerciseError, _call, _ok, _tensor
+from ._common import ExerciseError, _call, _none_message, _ok, _tensor
+
+
+def _unigram_slips(counts: dict) -> list[tuple[float, str]]:
+    """(what a usual slip returns on `counts`, what the slip is)."""
+    total, V = sum(counts.values()), len(counts)
+    p = {c: n / total for c, n in counts.items()}
+    entropy = -sum(q * math.log(q) for q in p.values())
+    smoothed = total + V
+    return [
+        (-entropy, "Right size, wrong sign: a loss is minus the mean log-probability."),
+        (entropy / math.log(2), "That is in bits (log base 2). PyTorch's losses are in nats: use the natural log."),
+        (entropy / math.log(10), "That is in log base 10. PyTorch's losses are in nats: use the natural log."),
+        (math.log(V), "That is the uniform guess, ln V. Weight each character's -log p by how often it occurs."),
+        (-sum(q * math.log(n) for q, n in zip(p.values(), counts.values())),
+         "That takes the log of the counts: the loss needs the log of the *probabilities*, each count divided by "
+         "the total first."),
+        (-sum(math.log(q) for q in p.values()) / V,
+         "Every character weighs the same there: a plain average over the vocabulary. In text a character counts "
+         "as often as it occurs, so weight its -ln p by its probability."),
+        (-sum(math.log(q) for q in p.values()),
+         "That adds up -ln p once per distinct character, unweighted: in text a character counts as often as it "
+         "occurs, so weight its -ln p by its probability."),
+        (-sum(q * math.log((n + 1) / smoothed) for q, n in zip(p.values(), counts.values())),
+         "That adds one to every count, as section 6's cell does for held-out text. Here the text is scored with "
+         "its own counts, so no character can have probability 0: use the counts as they are."),
+        (-sum(n / V * math.log(n / V) for n in counts.values()),
+         "Each probability is a count divided by the total number of characters (the sum of the counts), not by "
+         "the number of distinct characters."),
+    ]
 
 
 def check_unigram_loss(fn) -> None:
     """fn(counts: dict[str, int]) -> float: the loss in nats of always predicting the frequencies."""
-    for counts in ({"a": 3, "b": 1}, {"x": 5, "y": 3, "z": 2, " ": 10}):
+    for counts in ({"a": 3, "b": 1}, {"x": 5, "y": 3, "z": 2, " ": 10}, {"e": 7}):
         total = sum(counts.values())
         expected = -sum(n / total * math.log(n / total) for n in counts.values())
-        got = _call(fn, counts)
+        got = _call(fn, dict(counts))
+        if got is None:
+            raise ExerciseError(_none_message("the loss"))
         try:
             got = float(got)
         except (TypeError, ValueError):
             raise ExerciseError(f"Return a number, not {type(got).__name__}.") from None
-        if math.isclose(got, expected, rel_tol=1e-4):
+        if math.isclose(got, expected, rel_tol=1e-4, abs_tol=1e-9):
             continue
-        if math.isclose(got, -expected, rel_tol=1e-4):
-            raise ExerciseError("Right size, wrong sign: a loss is minus the mean log-probability.")
-        if math.isclose(got, expected / math.log(2), rel_tol=1e-4):
-            raise ExerciseError("That is in bits (log base 2). PyTorch's losses are in nats: use the natural log.")
-        if math.isclose(got, math.log(len(counts)), rel_tol=1e-4):
-            raise ExerciseError("That is the uniform guess, ln V. Weight each character's -log p by how often it occurs.")
-        total = sum(counts.values())
-        if math.isclose(got, -sum(n / total * math.log(n) for n in counts.values()), rel_tol=1e-4):
-            raise ExerciseError("That takes the log of the counts: the loss needs the log of the *probabilities*, "
-                                "each count divided by the total first.")
-        if math.isclose(got, -sum(math.log(n / total) for n in counts.values()) / len(counts), rel_tol=1e-4):
-            raise ExerciseError("Every character weighs the same there: a plain average over the vocabulary. In "
-                                "text a character counts as often as it occurs, so weight its -ln p by its probability.")
+        for value, message in _unigram_slips(counts):
+            if math.isclose(got, value, rel_tol=1e-4, abs_tol=1e-9):
+                raise ExerciseError(message)
+        if len(counts) == 1:
+            raise ExerciseError(f"For counts {counts}, a text of one character repeated, expected 0 nats (the guess "
+                                f"is always right, with probability 1), got {got:.4f}.")
+        if got > math.log(len(counts)) + 1e-6:
+            raise ExerciseError(f"For counts {counts} expected {expected:.4f} nats, got {got:.4f}: more than ln V "
+                                f"({math.log(len(counts)):.4f}), the uniform guess, which no guess by the text's own "
+                                "frequencies can be. Are your probabilities count / total, and do they add up to 1?")
         raise ExerciseError(f"For counts {counts} expected {expected:.4f} nats, got {got:.4f}: the average, over the "
                             "text, of -ln of each character's probability.")
     _ok("The unigram loss is the entropy of the character frequencies.")
@@ -47,12 +75,24 @@ def _windows_hint(err):
 
 def check_make_windows(fn) -> None:
     """fn(ids, length) -> (n, length) tensor of consecutive non-overlapping windows, leftover dropped."""
-    for n_ids, length in ((23, 5), (40, 8), (7, 7)):
+    copies = False
+    for n_ids, length in ((23, 5), (40, 8), (7, 7), (5, 8)):
         ids = torch.arange(100, 100 + n_ids)
         expected = ids[: n_ids // length * length].view(-1, length)
-        got = _tensor(_call(fn, ids, length, hint=_windows_hint), "the windows")
+
+        def hint(err, n_ids=n_ids, length=length):
+            if n_ids < length:
+                return (f"the check also tries {n_ids} ids with windows of {length}: no whole window fits, so the "
+                        f"answer is an empty tensor of shape (0, {length}).")
+            return _windows_hint(err)
+
+        got = _tensor(_call(fn, ids, length, hint=hint), "the windows")
         if got.shape == expected.shape and torch.equal(got, expected):
+            copies = copies or (got.numel() > 0 and got.untyped_storage().data_ptr() != ids.untyped_storage().data_ptr())
             continue
+        if n_ids < length:
+            raise ExerciseError(f"For {n_ids} ids and windows of {length} no whole window fits: expected an empty "
+                                f"tensor of shape (0, {length}), got shape {tuple(got.shape)}.")
         if got.shape == (n_ids - length + 1, length):
             raise ExerciseError(f"These windows overlap: one starts at every id ({got.shape[0]} of them). "
                                 f"Non-overlapping windows start every `length` ids: 0, {length}, {2 * length}, ...")
@@ -66,4 +106,7 @@ def check_make_windows(fn) -> None:
             raise ExerciseError(f"For {n_ids} ids and length {length} expected shape {tuple(expected.shape)}, got "
                                 f"{tuple(got.shape)}.")
         raise ExerciseError("Right shape, wrong content: window i must hold ids[i*length:(i+1)*length], in order.")
-    _ok("ids[: n * length].view(n, length) cuts the text into windows without copying it.")
+    if copies:
+        _ok("Your windows are a copy of the ids; slicing and .view give the same windows without copying them.")
+    else:
+        _ok("Your windows share the ids' memory: a view, no copy.")

@@ -5,16 +5,19 @@ import math
 
 import torch
 
-from ._common import ExerciseError, _call, _ok, _tensor
+from ._common import ExerciseError, _call, _none_message, _ok, _tensor
 
 
 def check_expected_counts(fn) -> None:
     """fn(n_tokens, select_prob, mask_prob, random_prob) -> (n_mask, n_random, n_unchanged) expected,
     counted by what was decided for each selected position."""
-    for args in ((1000, 0.15, 0.8, 0.1), (5000, 0.3, 0.5, 0.3), (333, 0.15, 0.8, 0.1)):
+    for args in ((1000, 0.15, 0.8, 0.1), (5000, 0.3, 0.5, 0.3), (333, 0.15, 0.8, 0.1), (10, 1.0, 1.0, 0.0),
+                 (0, 0.15, 0.8, 0.1)):
         n, s, m, r = args
         expected = (n * s * m, n * s * r, n * s * (1 - m - r))
         got = _call(fn, *args)
+        if got is None:
+            raise ExerciseError(_none_message("the three counts"))
         if isinstance(got, dict):
             raise ExerciseError("You returned a dict; return the three numbers themselves, in the order "
                                 "(n_mask, n_random, n_unchanged), e.g. `return a, b, c`.")
@@ -43,30 +46,60 @@ def check_expected_counts(fn) -> None:
     _ok("Of 1,000 tokens BERT masks 120, randomises 15 and keeps 15, on average.")
 
 
-def check_make_labels(fn) -> None:
-    """fn(ids, outcome) -> labels: the original id where outcome != 0 (selected), -100 elsewhere; ids untouched."""
-    g = torch.Generator().manual_seed(0)
-    ids = torch.randint(5, 50, (3, 20), generator=g)
-    outcome = torch.randint(0, 4, (3, 20), generator=g) * (torch.rand(3, 20, generator=g) < 0.4)
+OUTCOME_WORDS = {1: "shown [MASK] (outcome 1)", 2: "shown a random token (outcome 2)", 3: "left unchanged (outcome 3)"}
+
+
+def _labels_case(fn, ids, outcome):
+    """Grade one (ids, outcome) pair; raise ExerciseError on a wrong answer."""
     before = ids.clone()
     got = _tensor(_call(fn, ids, outcome.clone()), "the labels")
     if not torch.equal(ids, before):
-        raise ExerciseError("Your function changed `ids` in place: work on a copy (ids.clone() or torch.where).")
+        raise ExerciseError("Your function changed `ids` in place: the labels must be a new tensor, and `ids` must "
+                            "stay as it was (write into a copy, or build a new tensor).")
     selected = outcome != 0
     expected = torch.where(selected, ids, torch.full_like(ids, -100))
     if got.shape != ids.shape:
         raise ExerciseError(f"Labels have the shape of ids, {tuple(ids.shape)}; got {tuple(got.shape)}.")
     if got.dtype != torch.long:
-        raise ExerciseError(f"Labels must be whole token ids (torch.long), not {got.dtype}: cross_entropy reads them "
-                            "as class indices. torch.full_like(ids, -100) keeps the dtype of ids.")
+        raise ExerciseError(f"Labels must be whole token ids (torch.long, the dtype of ids), not {got.dtype}: "
+                            "cross_entropy reads them as class indices.")
     if torch.equal(got, expected):
-        _ok("cross_entropy skips -100 by default (ignore_index), so only selected positions count.")
         return
-    if torch.equal(got, torch.where(outcome == 1, ids, torch.full_like(ids, -100))):
+    if selected.any() and (~selected).any():
+        if torch.equal(got[~selected], torch.zeros_like(got[~selected])):
+            raise ExerciseError("Unselected positions need -100, not 0: id 0 is [PAD], a real class the loss would "
+                                "count.")
+        if torch.equal(got[selected], torch.full_like(got[selected], -100)) and torch.equal(got[~selected], ids[~selected]):
+            raise ExerciseError("The other way round: keep the id where a position was selected, -100 where it "
+                                "was not.")
+    if torch.equal(got, torch.where(outcome == 1, ids, torch.full_like(ids, -100))) and (outcome > 1).any():
         raise ExerciseError("Only the [MASK] positions got a label. Every *selected* position is predicted, also "
-                            "those shown a random token or left unchanged: outcome != 0.")
-    if torch.equal(got[~selected], torch.zeros_like(got[~selected])):
-        raise ExerciseError("Unselected positions need -100, not 0: id 0 is [PAD], a real class the loss would count.")
-    if torch.equal(got[selected], torch.full_like(got[selected], -100)):
-        raise ExerciseError("The other way round: keep the id where a position was selected, -100 where it was not.")
-    raise ExerciseError("Expected the original id at selected positions (outcome != 0) and -100 everywhere else.")
+                            "those shown a random token or left unchanged.")
+    wrong_unselected = (~selected) & (got != -100)
+    if wrong_unselected.any():
+        values = sorted(set(got[wrong_unselected].tolist()))
+        shown = ", ".join(map(str, values[:5])) + (", ..." if len(values) > 5 else "")
+        raise ExerciseError(f"At unselected positions (outcome 0) your labels hold {shown}: the loss skips a "
+                            "position only where its label is -100 (cross_entropy's ignore_index).")
+    for code, words in OUTCOME_WORDS.items():
+        wrong = (outcome == code) & (got != ids)
+        if wrong.any():
+            values = sorted(set(got[wrong].tolist()))
+            shown = ", ".join(map(str, values[:5])) + (", ..." if len(values) > 5 else "")
+            raise ExerciseError(f"At the positions {words} your labels hold {shown}: every selected position keeps "
+                                "its original id as its label, whatever the model was shown there.")
+    raise ExerciseError("Expected the original id at every selected position and -100 at every other one.")
+
+
+def check_make_labels(fn) -> None:
+    """fn(ids, outcome) -> labels: the original id where outcome != 0 (selected), -100 elsewhere; ids untouched."""
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(5, 50, (3, 20), generator=g)
+    outcome = torch.randint(0, 4, (3, 20), generator=g) * (torch.rand(3, 20, generator=g) < 0.4)
+    outcome[0, :4] = torch.tensor([1, 2, 3, 0])  # every outcome occurs
+    line = torch.randint(5, 50, (12,), generator=g)
+    cases = [(ids, outcome), (line, torch.tensor([3, 0, 0, 1, 0, 2, 0, 0, 1, 0, 0, 3])),  # one window, a 1-D tensor
+             (line, torch.zeros(12, dtype=torch.long)), (line, torch.tensor([1, 2, 3] * 4))]  # nothing / all selected
+    for case_ids, case_outcome in cases:
+        _labels_case(fn, case_ids.clone(), case_outcome)
+    _ok("cross_entropy skips -100 by default (ignore_index), so only selected positions count.")

@@ -1,9 +1,16 @@
 """Checks for the exercises of notebook 03 (attention)."""
 from __future__ import annotations
 
+import re
+
 import torch
 
 from ._common import ExerciseError, _call, _learner_line, _ok, _tensor
+
+
+def _mismatch_dimension(text: str) -> int | None:
+    found = re.search(r"at non-singleton dimension (-?\d+)", text)
+    return int(found.group(1)) if found else None
 
 
 def _transpose_hint(err):
@@ -12,13 +19,19 @@ def _transpose_hint(err):
     if ".T" in line and ("mat1 and mat2" in text or "must match the size" in text):
         return ("`.T` reverses *all* the dimensions of a 3-D tensor (and PyTorch warns about it): the keys need "
                 "only their last two swapped, so that each query meets each key.")
-    if "must match the size" in text and ("keep" in line or "masked_fill" in line or "where" in line):
-        return ("a broadcasting mistake in the mask: `keep` is (batch, m), the scores are (batch, n, m). Give `keep` "
-                "a query axis in the middle, keep[:, None, :] of shape (batch, 1, m), so that it stretches over "
-                "the n queries (keep without it, or keep.unsqueeze(-1), lines up its axes with the wrong ones).")
+    dimension = _mismatch_dimension(text)
+    if "must match the size" in text and (("keep" in line or "masked_fill" in line or "where" in line)
+                                          or (not line and dimension in (1, 2))):
+        if dimension == 2:
+            return ("the mask lines up with the keys on the scores' last axis, and there your scores do not have "
+                    "the keys: they should be (batch, n queries, m keys), one row per query. Check the order of "
+                    "the product.")
+        return ("a broadcasting mistake in the mask: `keep` is (batch, m) and the scores are (batch, n, m). As it "
+                "stands, its axes line up with the wrong ones of the scores; it needs an axis of size 1 for the "
+                "queries, between the batch and the keys, so that it stretches over the n queries.")
     if "mat1 and mat2" in text or "must match the size" in text or "Expected size for first two" in text:
-        return ("to multiply each query by each key, swap the keys' last two dimensions: k.transpose(-2, -1) "
-                "(k.T would reverse *all* dimensions of a 3-D tensor).")
+        return ("to multiply each query by each key, the keys need their last two dimensions swapped (a 3-D "
+                "tensor's .T would reverse *all* of them).")
     return None
 
 
@@ -30,20 +43,30 @@ def check_attention_weights(fn) -> None:
     g = torch.Generator().manual_seed(0)
     q, k = torch.randn(2, 5, 16, generator=g) * 2, torch.randn(2, 7, 16, generator=g) * 2
     keep = torch.ones(2, 7, dtype=torch.bool)
-    keep[0, 5:] = False  # the first sequence has two padding keys
+    keep[0, 5:] = False  # the first sequence has two padding keys at its end
+    keep[1, 0] = False   # the second may not use its first key
     scores = q @ k.transpose(-2, -1)
     blocked = ~keep[:, None, :]
     expected = (scores / 4.0).masked_fill(blocked, float("-inf")).softmax(-1)
     got = _tensor(_call(fn, q, k, keep, hint=_transpose_hint), "the weights")
     if got.shape != expected.shape:
         raise ExerciseError(f"Expected shape {tuple(expected.shape)} (batch, queries, keys), got {tuple(got.shape)}: "
-                            "use k.transpose(-2, -1) so each query meets each key.")
+                            "each query must meet each key, so the keys need their last two dimensions swapped.")
     if torch.allclose(got, expected, atol=1e-5):
         _ok("Each row is a probability distribution over the keys it may use.")
         return
+    if torch.allclose(got, (scores / 4.0).masked_fill(~blocked, float("-inf")).softmax(-1), atol=1e-5, equal_nan=True):
+        raise ExerciseError("Inverted: `keep` is True for the keys that may be used; block the others. (The NaN in "
+                            "your weights come from the rows where every key was blocked.)")
+    if torch.allclose(got, (scores / 4.0).masked_fill(blocked, float("-inf")).softmax(1), atol=1e-5, equal_nan=True):
+        raise ExerciseError("Your softmax runs over the queries (dimension 1), so each *column* sums to 1. Each "
+                            "query's row must sum to 1 over the keys, the last dimension.")
     if torch.isnan(got).any():
-        raise ExerciseError("Your weights contain NaN. Arithmetic with -inf does that: 0 * -inf and -inf - -inf are "
-                            "NaN. Put -inf into the blocked scores by *replacing* them, not by multiplying or adding.")
+        if torch.isnan(got.masked_fill(blocked, 0.0)).any():
+            raise ExerciseError("Your weights contain NaN at keys that may be used. Arithmetic with -inf does that: "
+                                "0 * -inf and -inf - -inf are NaN. Put -inf into the blocked scores by *replacing* "
+                                "them, not by multiplying or adding.")
+        raise ExerciseError("Your weights contain NaN at the blocked keys, whose weight must be exactly 0.")
     if torch.allclose(got, scores.masked_fill(blocked, float("-inf")).softmax(-1), atol=1e-5):
         raise ExerciseError("Forgot the scaling: divide the scores by sqrt(d) (here sqrt(16) = 4) before the softmax.")
     if torch.allclose(got, (scores / 16).masked_fill(blocked, float("-inf")).softmax(-1), atol=1e-5):
@@ -51,13 +74,14 @@ def check_attention_weights(fn) -> None:
     if torch.allclose(got, (scores / 4.0).softmax(-1), atol=1e-5):
         raise ExerciseError("The padding keys still get weight: `keep` is not used. Before the softmax, the score "
                             "of every key where keep is False must become something the softmax turns into 0.")
-    if torch.allclose(got, (scores / 4.0).masked_fill(~blocked, float("-inf")).softmax(-1), atol=1e-5, equal_nan=True):
-        raise ExerciseError("Inverted: `keep` is True for the keys that may be used; block the others.")
     if torch.allclose(got, (scores / 4.0).softmax(-1).masked_fill(blocked, 0.0), atol=1e-5):
         raise ExerciseError("Zeroing the weights after the softmax leaves rows that no longer sum to 1: block the "
                             "scores with -inf *before* the softmax.")
+    if torch.allclose(got, (scores / 4.0).masked_fill(blocked, 0.0).softmax(-1), atol=1e-5):
+        raise ExerciseError("The blocked keys still get weight: a score of 0 is an ordinary score, and the softmax "
+                            "gives it exp(0) like any other. A blocked score must become -inf (or hugely negative).")
     if not torch.allclose(got.sum(-1), torch.ones(2, 5), atol=1e-4):
-        raise ExerciseError("Rows do not sum to 1: take the softmax over the last dimension (the keys), dim=-1.")
+        raise ExerciseError("Rows do not sum to 1: take the softmax over the last dimension (the keys).")
     raise ExerciseError("Not the expected weights. Work one query out by hand: its scores against every key, "
                         "divided by sqrt(d), the blocked keys set to -inf, then a softmax over the keys.")
 
@@ -67,6 +91,9 @@ def check_causal_mask(fn) -> None:
     for n in (4, 9, 1):  # the slips are told apart on a real matrix first (at length 1 several look alike)
         expected = torch.ones(n, n, dtype=torch.bool).tril()
         got = _tensor(_call(fn, n), "the mask")
+        if got.shape != expected.shape:
+            raise ExerciseError(f"For length {n} expected a ({n}, {n}) mask, one row per query and one column per "
+                                f"key, got shape {tuple(got.shape)}.")
         if got.dtype != torch.bool:
             raise ExerciseError(f"Return a boolean tensor (True = may attend), not {got.dtype}.")
         if got.shape == expected.shape and torch.equal(got, expected):
@@ -76,8 +103,8 @@ def check_causal_mask(fn) -> None:
                 raise ExerciseError("Inverted: here True must mean 'may attend' (PyTorch's nn.MultiheadAttention "
                                     "uses the opposite convention, True = blocked).")
             if torch.equal(got, expected.tril(-1)):
-                raise ExerciseError("The diagonal is missing: a position may also look at itself (j <= i), so "
-                                    "keep the diagonal: tril(), not tril(-1).")
+                raise ExerciseError("The diagonal is missing: a position may also look at itself (j <= i, not "
+                                    "j < i).")
             if torch.equal(got, expected.T):
                 raise ExerciseError("Transposed: row i is the query, column j the key; a query sees keys j <= i "
                                     "(lower triangle).")
@@ -87,30 +114,38 @@ def check_causal_mask(fn) -> None:
 
 
 def _merge_hint(err):
-    if "view size is not compatible" in str(err):
+    text = str(err)
+    if "view size is not compatible" in text:
         return ("after transpose the numbers are no longer laid out in order in memory, so `view` cannot regroup "
-                "them: use `reshape` (or `.contiguous().view(...)`).")
+                "them: use `reshape` (or make them contiguous first).")
+    if "is invalid for input of size" in text:
+        return ("the check calls your function with its own sizes, not this notebook's (first t of shape batch 2, "
+                "heads 3, length 5, d_head 4): read every size from t.shape, not from the notebook's variables "
+                "(d_model, n_heads, d_head).")
     return None
 
 
 def check_merge_heads(fn) -> None:
     """fn(t (batch, heads, length, d_head)) -> (batch, length, heads * d_head), each position's heads side by side."""
     g = torch.Generator().manual_seed(0)
-    t = torch.randn(2, 3, 5, 4, generator=g)
-    expected = t.transpose(1, 2).reshape(2, 5, 12)
-    got = _tensor(_call(fn, t.clone(), hint=_merge_hint), "the merged tensor")
-    if got.shape != expected.shape:
-        raise ExerciseError(f"For t of shape (batch 2, heads 3, length 5, d_head 4) expected (2, 5, 12), got "
-                            f"{tuple(got.shape)}: the heads go side by side along the last axis.")
-    if torch.equal(got, expected):
-        _ok("Each position gets its heads' outputs side by side: the inverse of the split in section 5.")
-        return
-    if torch.equal(got, t.reshape(2, 5, 12)):
-        raise ExerciseError("The shape is right but the numbers are mixed up: reshaping (batch, heads, length, d_head) "
-                            "directly cuts across heads and positions. First bring the length axis next to the batch "
-                            "(swap the heads and length axes), then join the last two.")
-    if torch.equal(got, t.permute(0, 2, 3, 1).reshape(2, 5, 12)):
-        raise ExerciseError("The heads are interleaved number by number: keep each head's d_head numbers together, "
-                            "head 0's first (order the axes batch, length, heads, d_head before joining).")
-    raise ExerciseError("Not the merged heads: position i of the result should hold head 0's vector at i, then head "
-                        "1's, and so on.")
+    for batch, heads, length, d_head in ((2, 3, 5, 4), (1, 4, 1, 2)):
+        t = torch.randn(batch, heads, length, d_head, generator=g)
+        expected = t.transpose(1, 2).reshape(batch, length, heads * d_head)
+        got = _tensor(_call(fn, t.clone(), hint=_merge_hint), "the merged tensor")
+        if got.shape != expected.shape:
+            raise ExerciseError(f"For t of shape (batch {batch}, heads {heads}, length {length}, d_head {d_head}) "
+                                f"expected {tuple(expected.shape)}, got {tuple(got.shape)}: the heads go side by side "
+                                "along the last axis.")
+        if torch.equal(got, expected):
+            continue
+        if torch.equal(got, t.reshape(batch, length, heads * d_head)):
+            raise ExerciseError("The shape is right but the numbers are mixed up: reshaping (batch, heads, length, "
+                                "d_head) directly cuts across heads and positions. First bring the length axis next "
+                                "to the batch (swap the heads and length axes), then join the last two.")
+        if torch.equal(got, t.permute(0, 2, 3, 1).reshape(batch, length, heads * d_head)):
+            raise ExerciseError("The heads are interleaved number by number: keep each head's d_head numbers "
+                                "together, head 0's first (order the axes batch, length, heads, d_head before "
+                                "joining).")
+        raise ExerciseError("Not the merged heads: position i of the result should hold head 0's vector at i, then "
+                            "head 1's, and so on.")
+    _ok("Each position gets its heads' outputs side by side: the inverse of the split in section 5.")

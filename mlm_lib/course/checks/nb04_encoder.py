@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 
 import torch
 
@@ -35,14 +36,43 @@ def _no_models():
         torch.nn.Module.__init__ = original
 
 
+def _count_slips(config) -> dict[str, tuple[int, str]]:
+    """{slip: (what that slip counts for `config`, what to tell the learner)}, the counts read from models."""
+    d, layers = config.d_model, config.n_layers
+    norms = 2 + 2 * layers + (1 if config.pre_ln else 0)  # embeddings, 2 per layer, head, final with pre-LN
+    right = BertForMLM(config).num_parameters()
+    slips = {
+        "untied": (right + config.vocab_size * d, "the decoder shares the word-embedding matrix: count it once"),
+        "output bias": (right - config.vocab_size, "the MLM head has an output bias of vocab_size"),
+        "positions": (right - config.max_len * d, "the position embeddings are missing: max_len x d_model"),
+        "types": (right - config.type_vocab_size * d, "the token-type embeddings are missing: type_vocab_size x d_model"),
+        "attention biases": (right - 4 * d * layers, "the four attention projections (query, key, value, output) "
+                                                     "each have a bias of d_model too"),
+        "ffn biases": (right - (config.d_ff + d) * layers, "the two feed-forward layers have biases too, of d_ff "
+                                                           "and d_model numbers"),
+        "half norms": (right - norms * d, "a LayerNorm has two vectors of d_model, a scale and a shift"),
+        "head dense": (right - (d * d + d), "the MLM head starts with a dense layer, d_model x d_model plus a bias"),
+        "one norm": (right - 2 * d, ("pre_ln=True adds one more LayerNorm after the last layer (2 x d_model)"
+                                     if config.pre_ln else "a LayerNorm is missing: 2 x d_model each, one after the "
+                                                           "embeddings, two per layer, one in the head")),
+    }
+    for field, usual in (("type_vocab_size", 2), ("d_ff", 4 * d), ("max_len", 512), ("max_len", 128)):
+        if getattr(config, field) != usual:
+            changed = BertForMLM(dataclasses.replace(config, **{field: usual})).num_parameters()
+            slips[f"{field}={usual}"] = (changed, f"that is the count for {field}={usual}, but this configuration "
+                                                  f"has {field}={getattr(config, field)}: read every size from the "
+                                                  "configuration")
+    return slips
+
+
 def check_count_parameters(fn) -> None:
     """fn(config: BertConfig) -> the number of parameters of BertForMLM(config)."""
+    answers = []
     for kw in ({"d_model": 32, "n_layers": 2, "n_heads": 4, "d_ff": 64, "max_len": 40, "type_vocab_size": 3},
                {"d_model": 48, "n_layers": 3, "n_heads": 6, "d_ff": 200, "max_len": 100, "type_vocab_size": 4},
                {"d_model": 32, "n_layers": 2, "n_heads": 4, "d_ff": 64, "max_len": 40, "type_vocab_size": 3,
                 "pre_ln": True}):
         config = BertConfig(vocab_size=61, **kw)
-        expected = BertForMLM(config).num_parameters()
         with _no_models() as built:
             got = _call(fn, config, hint=_config_hint)
         if built:
@@ -50,34 +80,108 @@ def check_count_parameters(fn) -> None:
                                 "parameters: that is what this check does to grade you. The exercise asks for the "
                                 "count from the configuration alone: write it as a formula of d_model, d_ff, "
                                 "vocab_size, max_len, ...")
-        if got == expected:
-            continue
-        diff = got - expected if isinstance(got, int) else None
-        d = config.d_model
-        hints = {config.vocab_size * d: "the decoder shares the word-embedding matrix: count it once",
-                 -config.vocab_size: "the MLM head has an output bias of vocab_size",
-                 -config.max_len * d: "position embeddings: max_len x d_model",
-                 -config.type_vocab_size * d: "token-type embeddings: type_vocab_size x d_model",
-                 -2 * d: ("pre_ln=True adds one more LayerNorm after the last layer (2 x d_model)" if config.pre_ln
-                          else "a LayerNorm is missing: 2 x d_model each, one after the embeddings, two per "
-                               "layer, one in the head")}
-        hint = hints.get(diff, "count weights and biases of every Linear, 2 x d_model per LayerNorm "
-                               "(embeddings, 2 per layer, head, and a final one with pre_ln), and the three "
-                               "embedding tables")
-        named = ", ".join(f"{k}={getattr(config, k)}" for k in ("vocab_size", "d_model", "n_layers", "d_ff", "max_len",
-                                                                  "type_vocab_size", "pre_ln"))
-        raise ExerciseError(f"For BertConfig({named}) expected {expected:,}, got {got!r} (off by {diff}): {hint}.")
-    _ok("Your formula matches sum(p.numel() for p in model.parameters()).")
+        if isinstance(got, float) and got == int(got):
+            got = int(got)
+        if not isinstance(got, int) or isinstance(got, bool):
+            raise ExerciseError(f"Return a whole number (an int), not {type(got).__name__} {got!r}.")
+        answers.append((config, BertForMLM(config).num_parameters(), got))
+    wrong = [(config, expected, got) for config, expected, got in answers if got != expected]
+    if not wrong:
+        _ok("Your formula matches sum(p.numel() for p in model.parameters()).")
+        return
+    config, expected, got = wrong[0]
+    slips = [_count_slips(c) for c, _, _ in wrong]
+    # the slip that gives the learner's number on the first wrong configuration and on as many others as it can
+    fitting = [key for key, (value, _) in slips[0].items() if value == got]
+    fitting.sort(key=lambda key: -sum(key in s and s[key][0] == g for s, (_, _, g) in zip(slips, wrong)))
+    hint = (slips[0][fitting[0]][1] if fitting else
+            "count weights and biases of every Linear, 2 x d_model per LayerNorm (embeddings, 2 per layer, head, and "
+            "a final one with pre_ln), and the three embedding tables")
+    named = ", ".join(f"{k}={getattr(config, k)}" for k in ("vocab_size", "d_model", "n_layers", "d_ff", "max_len",
+                                                              "type_vocab_size", "pre_ln"))
+    raise ExerciseError(f"For BertConfig({named}) expected {expected:,}, got {got:,} (off by {got - expected:+,}): "
+                        f"{hint}.")
 
 
 def _embed_hint(err):
-    text = str(err)
-    if isinstance(err, IndexError) and "out of range" in text:
-        return ("position embeddings are looked up by *position*, 0 .. length-1 (torch.arange(ids.size(1))), "
-                "not by token id.")
-    if "must match the size" in text:
-        return "ids is (batch, length): the positions are torch.arange(ids.size(1)); len(ids) is the batch size."
+    if "must match the size" in str(err):
+        return ("ids is (batch, length): a token's position is its place along the second axis; len(ids) is the "
+                "number of windows in the batch.")
     return None
+
+
+@contextlib.contextmanager
+def _watched(emb):
+    """While active: record calls of the module itself, and stop a table looked up past its last row with a
+    message that names the table (torch's own error does not say which)."""
+    calls = []
+    rows = {"word": "token", "position": "position", "token_type": "segment"}
+
+    def guard(name):
+        table = getattr(emb, name)
+
+        def hook(module, args):
+            index = args[0] if args else None
+            if isinstance(index, torch.Tensor) and index.numel() and not index.is_floating_point() and (
+                    int(index.max()) >= table.num_embeddings or int(index.min()) < 0):
+                raise ExerciseError(f"embeddings.{name} was looked up with numbers from {int(index.min())} to "
+                                    f"{int(index.max())}, but it has one row per {rows[name]}, 0 to "
+                                    f"{table.num_embeddings - 1}" + {
+                                        "position": ": a token's position is its place in its window, not its id.",
+                                        "token_type": ": it is looked up with each position's segment, 0 or 1.",
+                                        "word": "."}[name])
+        return table.register_forward_pre_hook(hook)
+
+    handles = [emb.register_forward_hook(lambda module, args, out: calls.append(1))]
+    handles += [guard(name) for name in rows]
+    try:
+        yield calls
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _embed_case(fn, emb, ids, types) -> None:
+    positions = torch.arange(ids.size(1))
+    expected = emb(ids, types)
+    with _watched(emb) as calls:
+        got = _call(fn, emb, ids, types, hint=_embed_hint)
+    if calls:
+        raise ExerciseError("Your function called the module itself, embeddings(...), which does the whole job. "
+                            "The exercise asks you to build its output from its parts, the three tables and the "
+                            "norm, to see what it does.")
+    got = _tensor(got, "the embeddings")
+    if got.shape == expected.shape and torch.allclose(got, expected, atol=1e-5):
+        return
+    candidates = [
+        (emb.word(ids) + emb.position(positions) + emb.token_type(types),
+         "Missing the LayerNorm at the end: the sum still goes through the module's norm."),
+        (emb.norm(emb.word(ids) + emb.token_type(types)),
+         "Missing the positions: each token also gets the row of its position in the window."),
+        (emb.norm(emb.word(ids) + emb.position(positions) + emb.token_type(torch.zeros_like(ids))),
+         "Every position got segment 0: look each position's segment up in token_type_ids."),
+        (emb.norm(emb.word(ids) + emb.position(positions)),
+         "Missing the token-type embedding: each token also gets the row of its segment."),
+        (emb.norm(emb.word(ids)) + emb.norm(emb.position(positions)) + emb.norm(emb.token_type(types)),
+         "You normalised each table on its own: BERT adds the three vectors first and normalises their sum once."),
+        (emb.norm(emb.word(ids) + emb.position(positions + 1) + emb.token_type(types)),
+         "Positions start at 0: the first token reads row 0 of the position table."),
+        (emb.norm(emb.word(ids) + emb.position(torch.arange(ids.size(0)))[:, None] + emb.token_type(types)),
+         "Each window got one position vector for all its tokens, the window's place in the batch: a token's "
+         "position is its place in its window, 0 to length-1 along the second axis of ids."),
+    ]
+    for wrong, message in candidates:
+        if got.shape == wrong.shape and torch.allclose(got, wrong, atol=1e-5):
+            raise ExerciseError(message)
+    if got.shape[:-1] == expected.shape[:-1] and got.shape[-1] == 3 * expected.shape[-1]:
+        raise ExerciseError(f"Your vectors are {got.shape[-1]} wide, three times d_model: the three embeddings "
+                            "are added, not concatenated, so each token keeps one d_model-wide vector.")
+    if got.shape == expected.shape:
+        raise ExerciseError(f"Right shape, {tuple(got.shape)} (batch, length, d_model), but other values: each "
+                            "token's vector is the sum of its word's, its position's and its segment's rows, "
+                            "normalised once.")
+    raise ExerciseError(f"Expected shape {tuple(expected.shape)} (batch, length, d_model), got {tuple(got.shape)}: "
+                        "each token gets one vector of d_model numbers.")
 
 
 def check_embed(fn) -> None:
@@ -89,34 +193,7 @@ def check_embed(fn) -> None:
             p.normal_()
         ids = torch.randint(0, 30, (2, 10))
         types = torch.randint(0, 2, (2, 10))
-        positions = torch.arange(10)
-        expected = emb(ids, types)
-        got = _tensor(_call(fn, emb, ids, types, hint=_embed_hint), "the embeddings")
-        if got.shape == expected.shape and torch.allclose(got, expected, atol=1e-5):
-            _ok("word + position + token type, then LayerNorm.")
-            return
-        candidates = [
-            (emb.word(ids) + emb.position(positions) + emb.token_type(types),
-             "Missing the LayerNorm at the end: embeddings.norm(...)."),
-            (emb.norm(emb.word(ids) + emb.token_type(types)),
-             "Missing the positions: add embeddings.position(torch.arange(length))."),
-            (emb.norm(emb.word(ids) + emb.position(positions) + emb.token_type(torch.zeros_like(ids))),
-             "Every position got segment 0: look up embeddings.token_type(token_type_ids)."),
-            (emb.norm(emb.word(ids) + emb.position(positions)),
-             "Missing the token-type embedding: add embeddings.token_type(token_type_ids)."),
-        ]
-        candidates += [
-            (emb.norm(emb.word(ids)) + emb.norm(emb.position(positions)) + emb.norm(emb.token_type(types)),
-             "You normalised each table on its own: BERT adds the three vectors first and normalises their sum once."),
-            (emb.norm(emb.word(ids) + emb.position(positions + 1) + emb.token_type(types)),
-             "Positions start at 0: the first token reads row 0 of the position table."),
-        ]
-        for wrong, message in candidates:
-            if got.shape == wrong.shape and torch.allclose(got, wrong, atol=1e-5):
-                raise ExerciseError(message)
-        if got.shape[:-1] == expected.shape[:-1] and got.shape[-1] == 3 * expected.shape[-1]:
-            raise ExerciseError(f"Your vectors are {got.shape[-1]} wide, three times d_model: the three embeddings "
-                                "are added, not concatenated, so each token keeps one d_model-wide vector.")
-    raise ExerciseError(f"Expected shape {tuple(expected.shape)} (batch, L, d_model), got {tuple(got.shape)}, and "
-                        "other values: each token's vector is the sum of its word's, its position's and its "
-                        "segment's rows, LayerNorm-ed once.")
+        one_full = torch.randint(0, 30, (1, 12)), torch.tensor([[0] * 5 + [1] * 7])  # one window using every row
+        for case_ids, case_types in ((ids, types), one_full):
+            _embed_case(fn, emb, case_ids, case_types)
+    _ok("word + position + token type, then LayerNorm.")

@@ -7,37 +7,35 @@ import torch
 import torch.nn.functional as F
 
 from ...training import lr_factor
-from ._common import ExerciseError, _call, _ok, _tensor
+from ._common import ExerciseError, _call, _none_message, _ok, _tensor
 
 
 def _loss_hint(err):
     text = str(err)
     if "Expected target size" in text or "Expected input batch_size" in text or "only batches of spatial" in text:
-        return ("F.cross_entropy wants logits of shape (N, V) and targets of shape (N,): pick the selected "
-                "positions first, logits[chosen] and labels[chosen], with chosen = labels != -100.")
+        return ("F.cross_entropy takes logits of shape (N, V), one row of V scores per position, and targets of "
+                "shape (N,); here the logits are (batch, length, V) and the labels (batch, length). Bring both to "
+                "that form first.")
     if "out of bounds" in text or "Target -100" in text:
         return "a label of -100 is not a class: keep only the positions whose label is not -100."
     return None
 
 
-def check_masked_loss(fn) -> None:
-    """fn(logits (B, L, V), labels (B, L) with -100 where unselected) -> mean cross-entropy at selected positions."""
-    g = torch.Generator().manual_seed(0)
-    logits = torch.randn(3, 7, 11, generator=g)
-    labels = torch.randint(0, 11, (3, 7), generator=g)
-    labels[torch.rand(3, 7, generator=g) < 0.6] = -100
-    labels[0, 0] = 4
-    labels[1, 1] = 0  # id 0 is a class like any other: only -100 means "no loss"
+def _masked_loss_case(fn, logits, labels) -> None:
+    V = logits.size(-1)
     expected = F.cross_entropy(logits[labels != -100], labels[labels != -100])
     got = _tensor(_call(fn, logits, labels, hint=_loss_hint), "the loss")
     if got.numel() != 1:
         raise ExerciseError(f"Return one number (a 0-d tensor), not shape {tuple(got.shape)}: take the mean.")
     got = got.float().reshape(())
     if torch.allclose(got, expected, atol=1e-5):
-        _ok("Only the selected positions count, averaged over those alone.")
         return
+    if torch.isnan(got):
+        raise ExerciseError("Your loss is NaN (not a number), what a mean over no positions at all gives: the "
+                            "positions you kept are those whose label is -100, which cross_entropy leaves out. Keep "
+                            "the others.")
     safe = labels.clamp_min(0)
-    everywhere = F.cross_entropy(logits.reshape(-1, 11), safe.reshape(-1))
+    everywhere = F.cross_entropy(logits.reshape(-1, V), safe.reshape(-1))
     if torch.allclose(got, everywhere, atol=1e-5):
         raise ExerciseError("That averages over every position: keep only those whose label is not -100.")
     chosen = labels != -100
@@ -48,7 +46,7 @@ def check_masked_loss(fn) -> None:
         raise ExerciseError("That is the sum over the selected positions: the loss is their mean, so that it does "
                             "not grow with the batch.")
     not_zero = labels != 0
-    if torch.allclose(got, F.cross_entropy(logits[not_zero & chosen], labels[not_zero & chosen]), atol=1e-5):
+    if (chosen & ~not_zero).any() and torch.allclose(got, F.cross_entropy(logits[not_zero & chosen], labels[not_zero & chosen]), atol=1e-5):
         raise ExerciseError("A label of 0 was left out: 0 is an id like any other (here a real class; in many "
                             "vocabularies an ordinary token). Only -100 means 'no loss here'.")
     picked = logits[chosen].gather(-1, labels[chosen][:, None]).squeeze(-1)
@@ -61,13 +59,43 @@ def check_masked_loss(fn) -> None:
                         "whose label is not -100, of minus the log-probability the model gives the right token.")
 
 
+def check_masked_loss(fn) -> None:
+    """fn(logits (B, L, V), labels (B, L) with -100 where unselected) -> mean cross-entropy at selected positions."""
+    g = torch.Generator().manual_seed(0)
+    logits = torch.randn(3, 7, 11, generator=g)
+    labels = torch.randint(0, 11, (3, 7), generator=g)
+    labels[torch.rand(3, 7, generator=g) < 0.6] = -100
+    labels[0, 0] = 4
+    labels[1, 1] = 0  # id 0 is a class like any other: only -100 means "no loss"
+    one = torch.full((2, 5), -100)
+    one[1, 4] = 3  # a single selected position, the very last one
+    every = torch.randint(0, 6, (2, 5), generator=g)  # every position selected
+    for case_logits, case_labels in ((logits, labels), (torch.randn(2, 5, 6, generator=g), one),
+                                     (torch.randn(2, 5, 6, generator=g), every)):
+        _masked_loss_case(fn, case_logits, case_labels)
+    _ok("Only the selected positions count, averaged over those alone.")
+
+
+def _lr_hint(warmup):
+    def hint(err):
+        if isinstance(err, ZeroDivisionError) and warmup == 0:
+            return ("the check also tries warmup_steps = 0, no warm-up at all (TrainConfig allows it): then the "
+                    "rate starts at base_lr and only decays, and nothing may be divided by warmup_steps.")
+        return None
+    return hint
+
+
 def check_lr_at(fn) -> None:
     """fn(step, warmup_steps, total_steps, base_lr) -> learning rate: linear warm-up, then linear decay to 0,
     never below 0."""
-    for warmup, total, base in ((10, 100, 1e-3), (4, 20, 0.5)):
-        for s in (0, 1, warmup - 1, warmup, (warmup + total) // 2, total - 1, total, total + 3):
+    for warmup, total, base in ((10, 100, 1e-3), (4, 20, 0.5), (1, 10, 2e-3), (0, 10, 0.5)):
+        steps = sorted({s for s in (0, 1, warmup - 1, warmup, (warmup + total) // 2, total - 1, total, total + 3)
+                        if s >= 0})
+        for s in steps:
             expected = base * lr_factor(s, warmup, total)
-            got = _call(fn, s, warmup, total, base)
+            got = _call(fn, s, warmup, total, base, hint=_lr_hint(warmup))
+            if got is None:
+                raise ExerciseError(_none_message("the learning rate"))
             try:
                 got = float(got)
             except (TypeError, ValueError):
@@ -75,12 +103,13 @@ def check_lr_at(fn) -> None:
             if math.isclose(got, expected, rel_tol=1e-6, abs_tol=1e-12):
                 continue
             if s < warmup and got == 0 and s + 1 < warmup:
-                if math.isclose(float(fn(warmup - 1, warmup, total, base)), base, rel_tol=1e-6):
+                last = _call(fn, warmup - 1, warmup, total, base)
+                if isinstance(last, (int, float)) and math.isclose(float(last), base, rel_tol=1e-6):
                     raise ExerciseError(f"At step {s} the rate is 0, yet it reaches base_lr at the last warm-up step: "
                                         "integer division (//) rounds (step + 1) / warmup_steps down to 0. Use /.")
             if s < warmup and math.isclose(got, base * s / warmup, rel_tol=1e-6, abs_tol=1e-12):
                 raise ExerciseError("Step 0 would get a zero learning rate: warm up with (step + 1) / warmup_steps.")
-            if s == warmup and math.isclose(got, base * (s + 1) / warmup, rel_tol=1e-6):
+            if s == warmup and warmup > 0 and math.isclose(got, base * (s + 1) / warmup, rel_tol=1e-6):
                 raise ExerciseError(f"At step {s} = warmup_steps the warm-up is over: warm up while step < "
                                     "warmup_steps (not <=), then decay.")
             if math.isclose(got, lr_factor(s, warmup, total), rel_tol=1e-6, abs_tol=1e-12) and base != 1:
@@ -88,7 +117,11 @@ def check_lr_at(fn) -> None:
                                     f"base_lr ({base}), the peak rate the schedule scales.")
             if s > total and got < 0:
                 raise ExerciseError(f"At step {s}, past total_steps ({total}), the rate went negative ({got:.3g}): "
-                                    "never below 0, e.g. max(0.0, ...).")
+                                    "never below 0.")
+            if warmup == 0:
+                raise ExerciseError(f"With warmup_steps = 0 (no warm-up; TrainConfig allows it), at step {s} of {total} "
+                                    f"(base {base}) expected {expected:.6g}, got {got:.6g}: without a warm-up the rate "
+                                    "starts at base_lr and decays from step 0.")
             phase = "warm-up" if s < warmup else "decay"
             raise ExerciseError(f"At step {s} (warm-up {warmup}, total {total}, base {base}) expected {expected:.6g}, "
                                 f"got {got:.6g}: check the {phase} part. Decay: base * (total - step) / (total - warmup).")

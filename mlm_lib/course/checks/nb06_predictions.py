@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from ._common import ExerciseError, _call, _ok, _tensor
+from ._common import ExerciseError, _call, _none_message, _ok, _tensor
 
 
 def check_top_k(fn) -> None:
@@ -14,10 +14,12 @@ def check_top_k(fn) -> None:
     tokens = list("abcdefgh")
     logits = torch.tensor([0.5, 3.0, -1.0, 2.0, 0.0, 2.5, -2.0, 1.0])
     probs = logits.softmax(-1)
-    for k in (3, 1):
+    for k in (3, 1, len(tokens)):
         values, indices = probs.topk(k)
         expected = [(tokens[i], float(v)) for v, i in zip(values.tolist(), indices.tolist())]
         got = _call(fn, logits, tokens, k)
+        if got is None:
+            raise ExerciseError(_none_message("the pairs"))
         try:
             raw = [t for t, _ in got]
         except (TypeError, ValueError):
@@ -57,16 +59,26 @@ def check_top_k(fn) -> None:
 def check_mask_positions(fn) -> None:
     """fn(ids (L,), positions, mask_id) -> a copy of ids with [MASK] at positions (the input left alone)."""
     ids = torch.tensor([7, 8, 9, 10, 11, 12])
-    for positions in ([1, 4], [0], []):
+    for positions in ([1, 4], [0], [5], [3, 0, 5], []):  # the first, the last, out of order, none at all
+
+        def hint(err, positions=positions):
+            if not positions:
+                return ("the check also tries an empty list of positions, no blank at all: the answer is then an "
+                        "unchanged copy of ids. (torch.tensor([]) is a tensor of floats, which cannot index.)")
+            return None
+
         original = ids.clone()
         expected = ids.clone()
         expected[positions] = 4
-        got = _tensor(_call(fn, ids, positions, 4), "the masked ids")
+        got = _tensor(_call(fn, ids, list(positions), 4, hint=hint), "the masked ids")
         if not torch.equal(ids, original):
             ids.copy_(original)
-            raise ExerciseError("Your function overwrote its input: clone the ids first (ids.clone()), "
-                                "or the original characters are lost.")
+            raise ExerciseError("Your function overwrote its input: the original characters are lost. Write into a "
+                                "copy of the ids, and leave ids itself as it was.")
         if got.shape == expected.shape and torch.equal(got, expected):
             continue
+        if not positions:
+            raise ExerciseError(f"With no positions at all (an empty list) expected the ids unchanged, "
+                                f"{expected.tolist()}, got {got.tolist()}.")
         raise ExerciseError(f"For positions {positions} expected {expected.tolist()}, got {got.tolist()}.")
     _ok("The original stays intact, so predictions can be compared with it.")

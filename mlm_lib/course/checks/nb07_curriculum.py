@@ -4,7 +4,7 @@ from __future__ import annotations
 import numbers
 
 from ...curriculum import linear
-from ._common import ExerciseError, _call, _ok
+from ._common import ExerciseError, _call, _none_message, _ok
 
 
 def check_linear_length(fn) -> None:
@@ -14,9 +14,11 @@ def check_linear_length(fn) -> None:
         for progress in (0.0, 0.1, until / 2, until * 0.99, until, 0.9, 1.0):
             expected = schedule.length_at(progress)
             got = _call(fn, progress, short, long, until, multiple)
+            if got is None:
+                raise ExerciseError(_none_message("the length"))
             if isinstance(got, bool) or not isinstance(got, numbers.Integral):
                 raise ExerciseError(f"Return a whole number (int), not {type(got).__name__} {got!r}: a length counts "
-                                    "characters. int(x) // multiple * multiple gives one.")
+                                    "characters.")
             if got == expected:
                 continue
             if progress >= until:
@@ -29,24 +31,50 @@ def check_linear_length(fn) -> None:
                 raise ExerciseError(f"Never below `short`: with short={short} and multiple={multiple}, rounding down "
                                     f"gives {got}; take max(short, ...).")
             if got % multiple:
-                raise ExerciseError(f"Round down to a multiple of {multiple} (got {got}): int(x) // multiple * multiple.")
+                raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) you returned {got}, which is not "
+                                    f"a multiple of {multiple}: while it grows, the length is rounded *down* to one.")
+            if got == expected + multiple:
+                raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got "
+                                    f"{got}: that is rounded up (or to the nearest multiple); the length is rounded "
+                                    f"*down* to a multiple of {multiple}.")
             raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got {got!r}. "
                                 "short + (long - short) * progress / until, rounded down to a multiple.")
     _ok("The same lengths as mlm_lib.curriculum.linear.")
 
 
+def _reaching_hint(err):
+    if isinstance(err, StopIteration):
+        return ("next(...) ran out: the check also tries a target the loss never reaches, and then the answer is "
+                "None. A next() with nothing left to give stops with StopIteration unless it is told what to "
+                "give instead.")
+    if isinstance(err, IndexError):
+        return "the check also tries lists with a single evaluation and empty lists (no evaluation at all: None)."
+    return None
+
+
 def check_first_reaching(fn) -> None:
     """fn(tokens: list, losses: list, target) -> tokens at the first evaluation with loss <= target, or None."""
-    tokens = [100, 200, 300, 400, 500]
-    losses = [3.2, 3.0, 2.6, 2.7, 2.4]
-    for target, expected in ((3.0, 200), (2.65, 300), (2.45, 500), (2.0, None), (5.0, 100)):
-        got = _call(fn, tokens, losses, target)
-        if got == expected:
+    falling = ([100, 200, 300, 400, 500], [3.2, 3.0, 2.6, 2.7, 2.4])
+    rising = ([100, 200, 300, 400, 500, 600], [3.19, 3.09, 3.05, 3.07, 2.83, 2.76])  # like the step schedule's
+    cases = [(falling, 3.0, 200), (falling, 2.65, 300), (falling, 2.45, 500), (falling, 2.0, None),
+             (falling, 5.0, 100), (rising, 3.06, 300), (rising, 2.9, 500), (([700], [2.5]), 2.5, 700),
+             (([], []), 3.0, None)]
+    for (tokens, losses), target, expected in cases:
+        got = _call(fn, list(tokens), list(losses), target, hint=_reaching_hint)
+        if got == expected and (got is None) == (expected is None):
             continue
+        where = f"tokens {tokens} with losses {losses}" if tokens else "empty lists (no evaluation at all)"
         if expected is None:
-            raise ExerciseError("When the loss never gets that low, return None (not 0, not the last value).")
+            if not tokens:
+                raise ExerciseError(f"With empty lists (no evaluation at all) return None, not {got!r}.")
+            raise ExerciseError(f"For {where} and target {target}, no evaluation gets that low: return None, "
+                                f"not {got!r} (None says 'never reached', which no number can).")
+        if tokens is rising[0] and target == 3.06 and got == 500:
+            raise ExerciseError(f"For {where} and target {target} expected 300, got 500. A loss can rise again (the "
+                                "step schedule's does, at the switch): your answer finds the first evaluation only when "
+                                "the losses fall all the way, as a binary search assumes. Look at them in order.")
         if got == 400 and target == 2.65:
             raise ExerciseError("The first evaluation at or below the target counts, even if the loss goes up again.")
-        raise ExerciseError(f"For target {target} expected {expected}, got {got!r}: walk through the evaluations "
-                            "in order and return the tokens of the first whose loss <= target.")
+        raise ExerciseError(f"For {where} and target {target} expected {expected}, got {got!r}: walk through the "
+                            "evaluations in order and return the tokens of the first whose loss <= target.")
     _ok("A lower number means fewer training tokens to the same quality.")
