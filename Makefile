@@ -1,7 +1,8 @@
 # Two commands: `make lab` (set up if needed, open the course) and `make test` (set up if needed, run every test).
 # Set-up is a virtual environment in .venv, made once and refreshed when pyproject.toml changes.
-# On Linux without a GPU, `make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu` avoids the large CUDA build:
-# torch is installed alone from that index first (--index-url: nothing else can win), then the rest.
+# On Linux without a GPU, `make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu` asks for the CPU build: torch
+# is installed alone from that index first, then the rest. --index-url does not switch off the extra indexes or
+# find-links a pip.conf may add, so the build that came is checked afterwards (check-torch), not assumed.
 PYTHON ?= python3
 VENV ?= .venv
 TORCH_INDEX ?=
@@ -12,19 +13,20 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 NOTEBOOKS := $(wildcard notebooks/*/[0-9][0-9]_*.ipynb)
 BENCH_OUT ?= runs/bench-2core
 
-.PHONY: lab test test-fast student bench notebooks release-notebooks book clean
+.PHONY: lab test test-fast student bench notebooks release-notebooks book clean check-torch
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.lab-installed: pyproject.toml | $(VENV)/bin/python
-	$(if $(TORCH_INDEX),$(PY) -m pip install "$(TORCH_REQUIREMENT)" --index-url $(TORCH_INDEX),)
+	$(if $(TORCH_INDEX),$(PY) -m pip install --retries 2 --timeout 20 "$(TORCH_REQUIREMENT)" --index-url $(TORCH_INDEX),)
 	$(PY) -m pip install -e .
+	$(MAKE) --no-print-directory check-torch
 	touch $@
 
-$(VENV)/.test-installed: pyproject.toml $(VENV)/.lab-installed
-	$(PY) -m pip install -e '.[test]'
-	touch $@
+check-torch:  ## which torch build .venv holds; with a CPU TORCH_INDEX, stop if pip brought a CUDA build anyway
+	@$(PY) -c "import torch; cuda = torch.version.cuda; print('torch', torch.__version__ + ':', 'a CUDA ' + cuda + ' build' if cuda else 'a CPU build')"
+	@case "$(TORCH_INDEX)" in *cpu*) $(PY) -c "import sys; import torch; sys.exit(torch.version.cuda and 'TORCH_INDEX named the CPU index, yet pip installed a CUDA build: your pip configuration adds other sources (pip config list: extra-index-url or find-links). Remove .venv and run again with PIP_CONFIG_FILE=/dev/null.')";; esac
 
 lab: $(VENV)/.lab-installed
 	cd notebooks && $(abspath $(VENV))/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)

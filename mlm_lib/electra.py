@@ -120,6 +120,43 @@ class Electra(nn.Module):
         return sum(p.numel() for p in self.parameters())  # shared tensors once
 
     @classmethod
+    def from_generator(cls, masked_lm: BertForMLM) -> "Electra":
+        """A pair whose generator starts as a trained masked LM of the discriminator's size (`masked_lm`, copied),
+        and whose discriminator starts from random weights -- but for the embeddings, which the two share and
+        which therefore start as the masked LM's. Generator and discriminator then train together, as usual.
+        (Notebook 15, section 6: the paper warns that a generator far ahead of its discriminator may leave it
+        stuck on the majority class.)"""
+        pair = cls(masked_lm.config)
+        generator = ElectraGenerator(masked_lm.config)
+        generator.load_state_dict(masked_lm.state_dict())
+        pair.discriminator.embeddings.load_state_dict(generator.embeddings.state_dict())
+        generator.embeddings = pair.discriminator.embeddings  # shared, as in `Electra`
+        generator.head.word_embedding = pair.discriminator.embeddings.word
+        pair.generator = generator
+        return pair
+
+    @classmethod
+    def two_stage(cls, masked_lm: BertForMLM) -> "Electra":
+        """ELECTRA's second stage (Clark et al., section 3.2, "two-stage training"): the first stage trained a masked
+        LM (here `masked_lm`, e.g. the course's shipped model); the discriminator starts from its weights (its
+        embeddings and layers; the replaced-or-original head is new) and the generator is that masked LM, frozen.
+        The two keep separate embeddings, so that the discriminator's training leaves the generator as it was.
+        Only the discriminator learns: a step costs its forward and backward pass plus the generator's forward."""
+        config = masked_lm.config
+        pair = cls.__new__(cls)
+        nn.Module.__init__(pair)
+        pair.discriminator = ElectraDiscriminator(config)
+        encoder = {k: v for k, v in masked_lm.state_dict().items() if not k.startswith("head.")}
+        missing = pair.discriminator.load_state_dict(encoder, strict=False).missing_keys
+        if any(not k.startswith("rtd_head.") for k in missing):
+            raise ValueError(f"The masked LM's encoder does not fit a discriminator: {missing} are missing.")
+        pair.generator = ElectraGenerator(config)
+        pair.generator.load_state_dict(masked_lm.state_dict())
+        pair.generator.requires_grad_(False)
+        pair.config = config
+        return pair
+
+    @classmethod
     def from_parts(cls, discriminator: ElectraDiscriminator, generator: ElectraGenerator) -> "Electra":
         """A trained pair again, from its two halves saved apart (their embeddings were one module: it is shared
         again, the discriminator's copy kept). Refuses halves that do not fit each other."""
@@ -177,18 +214,21 @@ def electra_forward(model: Electra, inputs: torch.Tensor, labels: torch.Tensor, 
     chosen = labels != IGNORE_INDEX
     targets = labels[chosen]
     if fixed is None:
-        gen_logits = model.generator(inputs, positions=chosen)
-        gen_loss = F.cross_entropy(gen_logits.float(), targets)
+        frozen = not any(p.requires_grad for p in model.generator.parameters())  # ELECTRA.two_stage's
+        with torch.set_grad_enabled(torch.is_grad_enabled() and not frozen):
+            gen_logits = model.generator(inputs, positions=chosen)
+            gen_loss = F.cross_entropy(gen_logits.float(), targets)
     else:
         gen_logits = fixed.to(inputs.device).expand(int(chosen.sum()), -1)
         gen_loss = torch.zeros((), device=inputs.device)
     original = torch.where(chosen, labels, inputs)
     corrupted, replaced = replace_tokens(original, labels, sample_replacements(gen_logits, noise=noise))
-    disc_logits = model.discriminator(corrupted)
+    hidden = model.discriminator.encode(corrupted)
+    disc_logits = model.discriminator.rtd_head(hidden)  # = model.discriminator(corrupted), its hidden states kept
     disc_loss = discriminator_loss(disc_logits, replaced)
     return {"loss": gen_loss + disc_weight * disc_loss, "generator_loss": gen_loss, "discriminator_loss": disc_loss,
             "generator_logits": gen_logits, "targets": targets, "corrupted": corrupted, "replaced": replaced,
-            "discriminator_logits": disc_logits}
+            "discriminator_logits": disc_logits, "hidden": hidden}
 
 
 GENERATORS = ("trained", "unigram", "uniform")
@@ -209,6 +249,19 @@ def fixed_generator(kind: str, tokenizer, train_ids: torch.Tensor | None = None)
         weights = torch.bincount(train_ids.reshape(-1), minlength=tokenizer.vocab_size).double() + 1.0
     weights[list(tokenizer.special_ids)] = 0.0
     return (weights / weights.sum()).log().float()
+
+
+def recall_at_share(scores: torch.Tensor, positive: torch.Tensor) -> float:
+    """Recall when the discriminator flags as many positions as were replaced: the share of replaced positions among
+    the highest-scoring k positions, k being the number replaced. Chance is the replaced share itself (flagging k
+    positions at random finds that share of them). Unlike the recall at logit 0 (`replaced_recall`), it does not
+    need the model to be more than half sure of any position -- which, with 4% of positions replaced, a model that
+    ranks them well can still never be."""
+    scores, positive = scores.flatten(), positive.flatten().bool()
+    k = int(positive.sum())
+    if k == 0:
+        return float("nan")
+    return positive[scores.topk(k).indices].float().mean().item()
 
 
 def roc_auc(scores: torch.Tensor, positive: torch.Tensor) -> float:
@@ -292,8 +345,8 @@ def evaluate_electra(model: Electra, tokenizer, ids: torch.Tensor, *, length: in
                      seed: int = 1234, masking: MaskingConfig = ELECTRA_MASKING, batch_size: int = 64,
                      disc_weight: float = DISC_WEIGHT, fixed: torch.Tensor | None = None) -> dict:
     """Both halves on held-out text: windows spread evenly over `ids`, masked and sampled with `seed` (the same
-    every time). Returns the discriminator's accuracy (every position), AUC, and accuracy on replaced and on
-    original tokens; the generator's masked accuracy and loss; the share of positions replaced; the total loss;
+    every time). Returns the discriminator's accuracy (every position), AUC, its recall of replaced tokens at logit
+    0 and when it flags as many positions as were replaced (`recall_at_share`), its accuracy on original tokens; the generator's masked accuracy and loss; the share of positions replaced; the total loss;
     and the spread of the discriminator's hidden states across positions (`hidden_spread`)."""
 
     was_training = model.training
@@ -309,7 +362,7 @@ def evaluate_electra(model: Electra, tokenizer, ids: torch.Tensor, *, length: in
         n = int((y != IGNORE_INDEX).sum())
         out = electra_forward(model, x, y, noise[used:used + n], disc_weight=disc_weight, fixed=fixed)
         used += n
-        spreads.append(hidden_spread(model.discriminator.encode(out["corrupted"])) * len(x))
+        spreads.append(hidden_spread(out["hidden"]) * len(x))
         logits.append(out["discriminator_logits"].cpu())
         replaced.append(out["replaced"].cpu())
         gen_right += int((out["generator_logits"].argmax(-1) == out["targets"]).sum())
@@ -320,6 +373,7 @@ def evaluate_electra(model: Electra, tokenizer, ids: torch.Tensor, *, length: in
     said = logits > 0
     return {"accuracy": (said == replaced).float().mean().item(), "auc": roc_auc(logits, replaced),
             "replaced_recall": said[replaced].float().mean().item() if replaced.any() else float("nan"),
+            "replaced_recall_at_share": recall_at_share(logits, replaced),
             "original_accuracy": (~said[~replaced]).float().mean().item(), "replaced": replaced.float().mean().item(),
             "generator_accuracy": gen_right / max(1, used), "generator_loss": gen_loss / max(1, used),
             "discriminator_loss": disc_loss / logits.numel(),
@@ -415,4 +469,5 @@ def electra_from_hf(hf_model):
 
 __all__ = ["DISC_WEIGHT", "ELECTRA_MASKING", "GENERATORS", "Electra", "ElectraDiscriminator", "ElectraGenerator",
            "ReplacedTokenDetection", "COLLAPSED_SPREAD", "discriminator_loss", "electra_forward", "electra_from_hf", "evaluate_electra",
-           "fixed_generator", "generator_config", "hidden_spread", "replace_tokens", "roc_auc", "sample_replacements"]
+           "fixed_generator", "generator_config", "hidden_spread", "recall_at_share", "replace_tokens", "roc_auc",
+           "sample_replacements"]
