@@ -5,7 +5,7 @@ a module imports only modules before it in this list, at the top of its file (te
 
     data -> wordpiece -> masking -> baselines -> dropout -> rope -> attention -> model -> devices -> predict
     -> schedules -> distributed -> checkpoints -> training -> curriculum -> pairs -> ltr -> finetune -> muon
-    -> electra -> hf
+    -> electra -> hf -> verdict
 
 data (corpus, character tokenizer, windows; 01) and wordpiece (BERT's sub-word tokenizer; 08); masking (15% and
 80/10/10; 02; whole words, 09); baselines (what a model must beat; 01, 05, 06); dropout (a faster CPU dropout),
@@ -16,11 +16,11 @@ of the budget spent; 05, 07); distributed (torchrun and DDP; 05, §7); checkpoin
 loss, the step, the one loop; 05); then what builds on training: curriculum (length curricula as an
 experiment; 07), pairs (sentence pairs, NSP / SOP; 10), ltr (left-to-right; 13), finetune (the verse-or-prose
 task; 11), muon (the speedrun's optimiser; 14), electra (replaced-token detection; 15), hf (every model as a
-Hugging Face model and folder; 12, 15).
+Hugging Face model and folder; 12, 15); verdict (the one rule that turns seeds' results into a verdict; 14-16).
 
 Course aids: `mlm_lib.course` (exercise checks, widgets, plots, student copies, shipped assets).
 Commands: `mlm_lib.experiments` (pretrain, curriculum, bench, whole_word, roberta, finetune, mlm_vs_ltr,
-scaling, lengths, speedrun).
+scaling, lengths, speedrun, ...), all under one output rule (`mlm_lib.experiments._run`).
 
 The names below are the public API: `from mlm_lib import mask_tokens, BertForMLM, train`.
 """
