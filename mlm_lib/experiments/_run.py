@@ -452,22 +452,32 @@ def command(main):
 # ---- jobs in processes of their own -----------------------------------------------------------------------
 
 _in_task = [False]
+_told: list[int] = []  # a signal that came between tasks (or while the worker was starting): the next task stops
 
 
 def _worker_signal(signum, frame):
     if _in_task[0]:
         raise Interrupted(signum)
+    _told.append(signum)
+
+
+_STOPS = {signal.SIGINT, signal.SIGTERM}
 
 
 def _worker_start() -> None:
     """A worker's first act: a process group of its own, so that Ctrl-C reaches it once, from its parent (which
-    forwards the signal after collecting itself), and signals between tasks are ignored."""
+    forwards the signal), and signals between tasks are ignored. The worker was started with the two signals
+    blocked (`run_jobs`), so that none could strike while Python and torch were still being imported; they are
+    let through only now."""
     os.setpgrp()
-    for s in (signal.SIGINT, signal.SIGTERM):
+    for s in _STOPS:
         signal.signal(s, _worker_signal)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
 
 
 def _in_worker(threads: int, function, kwargs: dict):
+    if _told:
+        raise Interrupted(_told[0])
     torch.set_num_threads(threads)
     _in_task[0] = True
     try:
@@ -491,7 +501,11 @@ def run_jobs(function, jobs: list[dict], at_once: int, threads: int):
     context = multiprocessing.get_context("spawn")
     with deferred_signals() as signals, ProcessPoolExecutor(max_workers=at_once, mp_context=context,
                                                             initializer=_worker_start) as pool:
-        running = {pool.submit(_in_worker, threads, function, job) for job in jobs}
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)  # the workers start with them blocked: none is
+        try:                                                           # lost here, it waits until this unblocks
+            running = {pool.submit(_in_worker, threads, function, job) for job in jobs}
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
         failure, told = None, False
 
         def stop_all(signum: int) -> None:  # drop the jobs not started, ask the running ones to stop

