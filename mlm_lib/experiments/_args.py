@@ -15,6 +15,9 @@ from ._run import (corpus_sha256, finite, fits_in_memory, open_run, read_results
                    whole_number, write_json)
 
 
+MAX_THREADS = 1024  # more than any machine the course runs on has cores; torch fails deep inside on absurd counts
+
+
 @contextmanager
 def refusals(parser: argparse.ArgumentParser, option: str | None = None):
     """Input the library refuses (a corpus that is empty, not UTF-8 or too short; a damaged checkpoint; a missing
@@ -34,7 +37,7 @@ def add_device_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--precision", choices=("auto", *PRECISIONS), default="auto",
                         help="the forward pass's precision (default auto: bf16 on a GPU that has it, fp16 with a "
                              "gradient scaler on one that has not, fp32 on the CPU and MPS)")
-    parser.add_argument("--threads", type=whole_number(1), default=None,
+    parser.add_argument("--threads", type=whole_number(1, MAX_THREADS), default=None,
                         help="CPU threads for torch (default: torch's choice, every core; on a busy machine 1 can be "
                              "many times faster)")
 

@@ -66,8 +66,8 @@ def main(argv=None) -> dict:
     device, precision = where(parser, args)
     if args.keep is not None and args.out is None:
         parser.error(f"--keep {args.keep} writes a model: give --out (e.g. --out lengths.json keeps it in lengths/model.pt)")
-    fits_in_memory(parser, "--windows", args.windows * max(args.lengths) * 40,
-                   f"{args.windows:,} held-out windows of up to {max(args.lengths)} tokens")
+    fits_in_memory(parser, "--windows" if max(args.lengths) <= 4096 else "--lengths", args.windows * max(args.lengths) * 40,
+                   f"{args.windows:,} held-out windows of up to {max(args.lengths):,} tokens")
     with refusals(parser):
         checkpoint = load_checkpoint(args.checkpoint, expect=MASKED_LM, map_location=device)
     model, tokenizer = checkpoint.model.eval(), checkpoint.tokenizer  # evaluated where it is (fp32)
