@@ -240,7 +240,7 @@ class Run:
 
 
 def slug(name: str) -> str:
-    """A job's name as a file name: "whole words" -> "whole-words", "MLM + NSP, lr 1e-3" -> "MLM+NSP,lr1e-3"."""
+    """A job's name as a file name: "whole words" -> "whole-words", "MLM + NSP, lr 1e-3" -> "MLM-+-NSP,-lr-1e-3"."""
     return "".join(c if c.isalnum() or c in "+-.,=%_" else "-" for c in name.replace(" ", "-")).strip("-") or "run"
 
 
@@ -308,7 +308,7 @@ def open_run(parser: argparse.ArgumentParser, kind: str, out, *, options: dict, 
             old = read_results(record_path, kind)
         except ValueError as err:
             parser.error(f"--resume: {err}")
-        if "options" not in old:
+        if not isinstance(old.get("options"), dict):
             parser.error(f"--resume: {given} was made by an mlm_lib that did not record its settings, so it cannot be "
                          "continued safely: write to another --out")
         differ = _differences(old["options"], options, old.get("version"))
