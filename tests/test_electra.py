@@ -248,7 +248,7 @@ def test_the_grid_command_records_every_cell_and_resumes_only_with_its_settings(
     assert [r["lr"] for r in both["runs"]] == [3e-3, 1e-3] and both["runs"][1] == run
     with pytest.raises(SystemExit):
         grid.main([*common[:-2], "--characters", "8192", "--out", str(out), "--resume"])
-    assert "other settings (characters)" in capsys.readouterr().err
+    assert "--characters 4096, now 8192" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         grid.main([*common, "--lrs", "1e-3"])  # an existing file is not replaced by accident
     assert "already exists" in capsys.readouterr().err

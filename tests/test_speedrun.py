@@ -146,3 +146,31 @@ def test_the_course_muon_is_pytorchs_step_for_step_with_the_iteration_in_bfloat1
                 optimizer.step()
         assert torch.equal(theirs, same)
         assert not torch.equal(theirs, ours) and torch.allclose(theirs, ours, atol=2e-3)
+
+
+def test_a_run_with_muon_stops_and_resumes_bit_for_bit(small_tokenizer, tmp_path):
+    """MuonAndAdamW saves and loads its two optimisers' states, so a Muon run resumes like any other (speedrun's
+    --resume continues a stopped run from the state kept in its folder)."""
+    import torch
+
+    from mlm_lib import BertConfig, BertForMLM, MuonAndAdamW, TrainConfig, fixed, train
+
+    ids = small_tokenizer.encode("the quick brown fox jumps over the lazy dog. " * 40)
+    config = TrainConfig(steps=8, tokens_per_batch=128, schedule=fixed(16), lr=3e-3, warmup_steps=2, eval_every=4,
+                         eval_windows=4)
+
+    def fresh():
+        torch.manual_seed(0)
+        model = BertForMLM(BertConfig(vocab_size=small_tokenizer.vocab_size, d_model=16, n_layers=1, n_heads=2,
+                                      d_ff=32, max_len=16))
+        return model, MuonAndAdamW(model, lr=3e-3, muon_lr=0.02)
+
+    model, optimizer = fresh()
+    straight = train(model, small_tokenizer, ids, ids, config, optimizer=optimizer, progress=False)
+    model, optimizer = fresh()
+    train(model, small_tokenizer, ids, ids, config, optimizer=optimizer, progress=False, stop_at=4,
+          checkpoint_path=tmp_path / "resume.pt")
+    model, optimizer = fresh()
+    resumed = train(model, small_tokenizer, ids, ids, config, optimizer=optimizer, progress=False,
+                    resume_from=tmp_path / "resume.pt")
+    assert resumed["loss"] == straight["loss"] and resumed["lr"] == straight["lr"]

@@ -11,8 +11,7 @@ import torch
 
 from ..course.setup import busy_cpus, usable_cpus
 from ..devices import PRECISIONS, machine_record, precision_for, resolve_device
-from ._run import (corpus_sha256, finite, fits_in_memory, open_run, read_results, run_jobs, seed_number, sha256_file,  # noqa: F401
-                   whole_number, write_json)
+from ._run import whole_number
 
 
 MAX_THREADS = 1024  # more than any machine the course runs on has cores; torch fails deep inside on absurd counts

@@ -310,7 +310,7 @@ def main(argv=None) -> dict:
     if waiting:
         print(f"electra experiment: {len(waiting)} pretraining(s) await their fine-tuning (--no-finetune): to do it, "
               f"run {out.command_line.replace(' --no-finetune', '')}", file=sys.stderr)
-    return result
+    return out.record
 
 
 if __name__ == "__main__":

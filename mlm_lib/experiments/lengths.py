@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -66,7 +67,8 @@ def main(argv=None) -> dict:
     device, precision = where(parser, args)
     if args.keep is not None and args.out is None:
         parser.error(f"--keep {args.keep} writes a model: give --out (e.g. --out lengths.json keeps it in lengths/model.pt)")
-    fits_in_memory(parser, "--windows" if max(args.lengths) <= 4096 else "--lengths", args.windows * max(args.lengths) * 40,
+    fits_in_memory(parser, "--windows" if max(args.lengths) <= 4096 else "--lengths",
+                   args.windows * max(args.lengths) * 40,
                    f"{args.windows:,} held-out windows of up to {max(args.lengths):,} tokens")
     with refusals(parser):
         checkpoint = load_checkpoint(args.checkpoint, expect=MASKED_LM, map_location=device)
@@ -84,6 +86,10 @@ def main(argv=None) -> dict:
     options = {"checkpoint sha256": sha256_file(args.checkpoint), "--lengths": args.lengths, "--windows": args.windows,
                "--corpus sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "--keep": args.keep,
                "--device": device.type}
+    measured = Path(os.path.realpath(args.checkpoint))
+    if args.out is not None and measured.parent == Path(os.path.realpath(args.out)).with_suffix(""):
+        parser.error(f"--out {args.out} keeps its files in the folder that holds {args.checkpoint}, the checkpoint "
+                     "measured: give another --out (nothing was written)")
     out = open_run(parser, "lengths", args.out, options=options, overwrite=args.overwrite, resumable=False, argv=argv)
     val_ids = tokenizer.encode(held_out)
     result = {"command": "python -m mlm_lib.experiments.lengths " + " ".join(sys.argv[1:] if argv is None else argv),
