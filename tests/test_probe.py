@@ -658,3 +658,25 @@ def test_N08_two_runs_on_one_out_the_second_is_refused_at_once(tmp_path):
     first.communicate(timeout=120)
     assert second.returncode == 2 and "is being written by another run" in err
     assert json.loads((tmp_path / "same" / "log.json").read_text())["options"]["--seed"] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or not __import__("shutil").which("setpriv"),
+                    reason="needs root and setpriv, to drop the permission override as the probe did")
+def test_N07_a_folder_that_becomes_unwritable_keeps_the_last_good_state_and_says_where(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    process = subprocess.Popen(["setpriv", "--bounding-set=-dac_override,-dac_read_search", sys.executable, "-m",
+                                "mlm_lib.experiments.pretrain", "--config", "smoke", "--steps", "4000", "--eval-every",
+                                "200", "--out", "run", "--no-progress", "--threads", "1"], cwd=tmp_path, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    run = tmp_path / "run"
+    wait_for(run / "resume.pt")
+    run.chmod(0o555)  # as a full disk would: no new file can be made there
+    try:
+        _, err = process.communicate(timeout=300)
+    finally:
+        run.chmod(0o755)
+    assert process.returncode == 1 and "Traceback" not in err, err
+    assert "cannot write" in err and "resume.pt (Permission denied)" in err and "last good copy" in err, err
+    step = load_checkpoint(run / "resume.pt").train_state["step"]
+    assert step % 200 == 0 and 0 < step < 4000  # the state of an evaluation before, whole
