@@ -249,7 +249,7 @@ import sys  # noqa: E402
 import time  # noqa: E402
 
 from mlm_lib import TrainConfig, fixed, load_checkpoint, train  # noqa: E402
-from mlm_lib.experiments import _run, curriculum, electra_grid, mlm_vs_ltr, sentence_head, whole_word  # noqa: E402
+from mlm_lib.experiments import _run, curriculum, electra_grid, whole_word  # noqa: E402
 
 
 def fault(capsys, main, argv, code) -> str:
