@@ -42,7 +42,7 @@ student: $(VENV)/.lab-installed      ## student copies of the notebooks, solutio
 
 bench: $(VENV)/.test-installed        ## training-step throughput against Hugging Face and other peers
 	@mkdir -p $(dir $(BENCH_OUT))
-	$(PY) -m mlm_lib.experiments.bench --json $(BENCH_OUT).json | tee $(BENCH_OUT).txt
+	$(PY) -m mlm_lib.experiments.bench --out $(BENCH_OUT).json | tee $(BENCH_OUT).txt
 	@echo "Written to $(BENCH_OUT).{txt,json}; to update the committed figures: make bench BENCH_OUT=benchmarks/bench-2core"
 
 release-notebooks: $(VENV)/.test-installed  ## re-execute every notebook once, in order, on a quiet machine (outputs are committed)

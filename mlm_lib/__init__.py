@@ -21,7 +21,7 @@ Hugging Face model and folder; 12, 15).
 
 Course aids: `mlm_lib.course` (exercise checks, widgets, plots, student copies, shipped assets).
 Commands: `mlm_lib.experiments` (pretrain, curriculum, bench, whole_word, roberta, finetune, mlm_vs_ltr,
-scaling, lengths, speedrun).
+scaling, lengths, speedrun, ...), all under one output rule (`mlm_lib.experiments._run`).
 
 The names below are the public API: `from mlm_lib import mask_tokens, BertForMLM, train`.
 """

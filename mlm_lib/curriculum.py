@@ -20,10 +20,11 @@ from .training import TrainConfig, train
 def run_schedule(schedule: LengthSchedule, tokenizer, train_ids, val_ids, *, seed: int = 0, sizes: dict | None = None,
                  steps: int, tokens_per_batch: int, lr: float, warmup_steps: int, eval_every: int,
                  eval_windows: int, callback=None, progress: bool = False, stop_at: int | None = None,
-                 device=None, precision: str = "auto") -> dict:
+                 device=None, precision: str = "auto", checkpoint_path=None, resume_from=None) -> dict:
     """Train a fresh model (the course's sizes unless `sizes`) with `schedule`; return the run: its label, schedule,
     seed and history. The same seed gives the same initial weights, whatever the schedule, so runs compare.
-    `stop_at` ends the run early at that step, the schedules still planned for `steps` (`train`'s option).
+    `stop_at` ends the run early at that step, the schedules still planned for `steps` (`train`'s option);
+    `checkpoint_path` keeps its resume state, from which `resume_from` continues it (`train`'s options too).
     `device` (default: the CPU) and `precision`: where and how it trains (`mlm_lib.devices`)."""
     torch.manual_seed(seed)
     model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **(MODEL_SIZES["course"] if sizes is None else sizes)))
@@ -31,7 +32,7 @@ def run_schedule(schedule: LengthSchedule, tokenizer, train_ids, val_ids, *, see
     config = TrainConfig(steps=steps, tokens_per_batch=tokens_per_batch, schedule=schedule, lr=lr,
                          warmup_steps=warmup_steps, eval_every=eval_every, eval_windows=eval_windows, seed=seed)
     history = train(model, tokenizer, train_ids, val_ids, config, callback=callback, progress=progress,
-                    stop_at=stop_at, precision=precision)
+                    stop_at=stop_at, precision=precision, checkpoint_path=checkpoint_path, resume_from=resume_from)
     return {"label": schedule.describe(), "schedule": schedule.to_dict(), "seed": seed, "history": history}
 
 

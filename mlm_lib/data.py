@@ -75,15 +75,46 @@ def load_corpus(path: str | Path | None = None) -> str:
     """
     if path is None:
         return "\n".join(_clean_play(f.read_text(encoding="utf-8")) for f in shakespeare_files())
+    return read_text_file(path)
+
+
+# Byte-order marks of the encodings a text editor may save in instead of UTF-8 ("Unicode" in Windows Notepad is
+# UTF-16): longest first, since UTF-32's little-endian mark begins with UTF-16's.
+_MARKS = ((b"\xff\xfe\x00\x00", "UTF-32"), (b"\x00\x00\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"),
+          (b"\xfe\xff", "UTF-16"))
+
+
+def read_text_file(path) -> str:
+    """The course's one rule for a text file it is given (a corpus): UTF-8 text, or a refusal that says what the
+    file is and how to fix it. A folder, a file that cannot be read, an empty one; UTF-16 or UTF-32 (named by its
+    byte-order mark: converting it as Latin-1 would give text full of NUL characters that trains, silently, on
+    garbage), NUL bytes (a binary file, or UTF-16 without a mark), or other bytes that are not UTF-8."""
     path = Path(path)
-    if not path.is_file():
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder: give a text file (UTF-8), e.g. one file of the folder's text.")
+    if not path.exists():
         raise FileNotFoundError(f"No text file at {path}: check the path, or call load_corpus() for Shakespeare.")
     try:
-        text = path.read_text(encoding="utf-8-sig")  # a byte-order mark some editors write is not text
+        data = path.read_bytes()
+    except OSError as err:
+        raise ValueError(f"{path} cannot be read ({err.strerror}): give a text file you can read (check its "
+                         "permissions: ls -l).") from None
+    for mark, encoding in _MARKS:
+        if data.startswith(mark):
+            raise ValueError(f"{path} is not UTF-8 text but {encoding} (it begins with {encoding}'s byte-order mark): "
+                             f"convert it with `iconv -f {encoding} -t UTF-8 {path} > {path.with_suffix('.utf8.txt')}` "
+                             "and give that.")
+    if b"\x00" in data:
+        raise ValueError(f"{path} is not UTF-8 text: it holds NUL bytes (the first at byte {data.index(0)}), so it is "
+                         "a binary file, or UTF-16 without a byte-order mark (convert that with `iconv -f UTF-16LE -t "
+                         "UTF-8`). Give a UTF-8 text file.")
+    try:
+        text = data.decode("utf-8-sig")  # a byte-order mark some editors write is not text
     except UnicodeDecodeError as err:
         raise ValueError(
-            f"{path} is not UTF-8 text (byte {err.start} cannot be decoded). "
-            "Save it as UTF-8 (e.g. `iconv -f latin1 -t utf-8`) and try again."
+            f"{path} is not UTF-8 text (byte {err.start} cannot be decoded). Find its encoding with `file -i {path}` "
+            "and convert it: `iconv -f ENCODING -t UTF-8` (e.g. -f WINDOWS-1252 for text saved by an old Windows "
+            "editor)."
         ) from None
     if not text.strip():
         raise ValueError(f"{path} is empty: a corpus needs some text to learn from.")

@@ -160,6 +160,16 @@ def _cpuinfo() -> tuple[str, set[str]]:
     return model, flags
 
 
+def physical_memory() -> int:
+    """This machine's memory in bytes (`os.sysconf`), or 0 where it cannot be read: what a batch or a set of
+    windows is checked against before it is allocated, so that an impossible size is refused by name instead of
+    failing deep inside torch (or making a shared machine swap)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return 0
+
+
 def machine_record() -> dict:
     """What a results file says about the machine that made it (docs and notebooks name the machine from here):
     the CPU's model and the features of `CPU_FLAGS` it has, its cores, torch's threads, the torch build, and the

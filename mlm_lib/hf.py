@@ -48,8 +48,13 @@ def to_hf(model):
 def from_hf(hf_model):
     """Our model holding a Hugging Face model's weights: ELECTRA's halves through `mlm_lib.electra`, the BERT
     family through `mlm_lib.model.from_hf`."""
-    if type(hf_model).__name__.startswith("Electra"):
+    name = type(hf_model).__name__
+    if name.startswith("Electra"):
         return electra.electra_from_hf(hf_model)
+    if not name.startswith(("Bert", "ModernBert")):  # GPT-2 and others: refused here, not deep in their config
+        raise ValueError(f"{name} is not one of the models the course converts: BertForMaskedLM, BertForPreTraining, "
+                         "BertForSequenceClassification, ModernBertForMaskedLM, ElectraForPreTraining and "
+                         "ElectraForMaskedLM.")
     return bert.from_hf(hf_model)
 
 
@@ -104,6 +109,14 @@ def save_pretrained(model, tokenizer, folder, *, max_length: int | None = None, 
                          "they do not belong together.")
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"{folder} is a file: give a folder to write the model into.")
+    blocked = next((p for p in folder.parents if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise ValueError(f"{blocked} is a file, so {folder} cannot be a folder in it: give a folder path.")
+    if max_length is not None and not isinstance(max_length, bool) and isinstance(max_length, numbers.Integral) \
+            and max_length > model.config.max_len:
+        raise ValueError(f"max_length={max_length} is longer than the model's max_len={model.config.max_len}: Hugging "
+                         "Face would accept longer texts and fail inside the model. Give at most "
+                         f"{model.config.max_len}.")
     if folder.exists() and any(folder.iterdir()) and not overwrite:
         raise FileExistsError(f"{folder} already holds files: choose a new folder, or pass overwrite=True to replace it.")
     hf_tok = hf_tokenizer(tokenizer, max_length, special_tokens=not type(model) is BertForMLM,

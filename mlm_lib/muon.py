@@ -126,3 +126,13 @@ class MuonAndAdamW:
     def step(self) -> None:
         for optimizer in self.optimizers:
             optimizer.step()
+
+    def state_dict(self) -> dict:
+        """Both optimisers' states, so that a run with Muon can be saved and resumed like any other (`train`'s
+        `checkpoint_path` and `resume_from`)."""
+        return {"optimizers": [optimizer.state_dict() for optimizer in self.optimizers]}
+
+    def load_state_dict(self, state: dict) -> None:
+        for optimizer, saved in zip(self.optimizers, state["optimizers"]):
+            optimizer.load_state_dict(saved)
+        self.param_groups = [g for o in self.optimizers for g in o.param_groups]  # loading made new group dicts

@@ -8,10 +8,12 @@ windows make texts of any length work. All windows go through the model in one b
 """
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import torch
 
+from .data import CharTokenizer
 from .devices import model_device
 from .masking import BERT_MASKING
 
@@ -38,9 +40,13 @@ def masked_positions(text: str, positions=None, *, select_prob: float = BERT_MAS
         chosen = (torch.rand(len(text), generator=g) < select_prob).nonzero().flatten().tolist()
         return chosen or [int(torch.randint(len(text), (1,), generator=g))]
     try:
-        positions = sorted(set(int(p) for p in positions))
-    except (TypeError, ValueError):
+        given = list(positions)
+    except TypeError:
         raise ValueError(f"positions must be whole numbers (indices into the text), got {positions!r}.") from None
+    odd = [p for p in given if isinstance(p, bool) or not isinstance(p, numbers.Integral)]
+    if odd:  # int(1.7) would be 1 and int(True) 1: a blank where none was meant, silently
+        raise ValueError(f"positions must be whole numbers (indices into the text), got {odd[0]!r} in {positions!r}.")
+    positions = sorted(set(int(p) for p in given))
     if not positions:
         raise ValueError("There is no position to fill in: give at least one, or positions=None to mask at random.")
     bad = [p for p in positions if not 0 <= p < len(text)]
@@ -60,6 +66,15 @@ def predict_masked(model, tokenizer, text: str, positions=None, *, k: int = 5, w
             raise ValueError(f"{name} must be a whole number >= 1, got {value!r}.")
     if isinstance(select_prob, bool) or not isinstance(select_prob, (int, float)) or not 0 < select_prob <= 1:
         raise ValueError(f"select_prob is the chance of masking each character, in (0, 1]; got {select_prob!r}.")
+    if not hasattr(model, "logits_at"):  # ELECTRA's discriminator, a classifier: they say other things than tokens
+        raise ValueError(f"predict_masked asks a masked LM for the missing characters; this is a "
+                         f"{type(model).__name__}, which has no masked-LM head: give a BertForMLM (e.g. "
+                         "mlm_lib.course.assets.reference_checkpoint().model, or ELECTRA's generator).")
+    if not isinstance(tokenizer, CharTokenizer):
+        raise ValueError(f"predict_masked fills in characters, one blank a character, with a character model; this "
+                         f"model's tokenizer is a {type(tokenizer).__name__}, which reads words in pieces: use a "
+                         "character model (e.g. reference_checkpoint('shakespeare-char')), or mask whole pieces with "
+                         "mlm_lib.mask_tokens.")
     if "[MASK]" in text:  # Hugging Face's fill-mask reads it as the blank; this model reads characters
         raise ValueError("The text holds a literal '[MASK]': this model reads characters, so that would be six "
                          "ordinary ones. Put any character where the blank goes and give its index in `positions`, "
@@ -80,7 +95,8 @@ def predict_masked(model, tokenizer, text: str, positions=None, *, k: int = 5, w
     starts = list(range(0, len(ids) - window + 1, stride))
     if starts[-1] != len(ids) - window:
         starts.append(len(ids) - window)
-    best = [min(range(len(starts)), key=lambda w: abs(p - starts[w] - window / 2)) for p in positions]
+    best = [min((w for w in range(len(starts)) if starts[w] <= p < starts[w] + window),  # the windows holding p
+                key=lambda w: abs(p - starts[w] - window / 2)) for p in positions]
     used = sorted(set(best))
     batch = torch.stack([masked[starts[w]:starts[w] + window] for w in used])
     chosen = torch.zeros_like(batch, dtype=torch.bool)

@@ -25,6 +25,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
@@ -72,6 +73,8 @@ def _seconds(name: str, value, smallest: float = 0.0) -> None:
 
 
 DEFAULT_STEPS = 1000
+SEED_LIMIT = 2 ** 63 - 1  # torch.manual_seed's largest
+BYTES_PER_TOKEN = 24  # a batch's ids, inputs and labels (int64): what a step needs at the very least, per token
 DEFAULT_WARMUP_STEPS = 100
 CLOCK_RESOLUTION = 1000  # a clock budget counts its "steps" in milliseconds (see `TrainConfig.lr_factor_at`)
 
@@ -118,8 +121,16 @@ class TrainConfig:
                 raise ValueError("TrainConfig.seconds must be a positive number of seconds, got 0.")
         if self.warmup_steps is None:  # the default never outlasts the budget
             self.warmup_steps = DEFAULT_WARMUP_STEPS if self.steps is None else min(DEFAULT_WARMUP_STEPS, self.steps)
-        for name, smallest in (("tokens_per_batch", 1), ("warmup_steps", 0), ("eval_every", 1), ("eval_windows", 1)):
+        for name, smallest in (("tokens_per_batch", 1), ("warmup_steps", 0), ("eval_every", 1), ("eval_windows", 1),
+                               ("seed", 0)):
             _whole(name, getattr(self, name), smallest)
+        if self.seed > SEED_LIMIT:
+            raise ValueError(f"TrainConfig.seed must be at most 2**63 - 1 (torch's largest seed), got {self.seed}.")
+        memory = devices.physical_memory()
+        if memory and self.tokens_per_batch * BYTES_PER_TOKEN > memory:  # a lower bound: the batch's ids alone
+            raise ValueError(f"TrainConfig.tokens_per_batch={self.tokens_per_batch:,} would need more than "
+                             f"{self.tokens_per_batch * BYTES_PER_TOKEN / 2**30:,.0f} GiB for one batch, more than this "
+                             f"machine's {memory / 2**30:,.1f} GiB: give a smaller tokens_per_batch (the course's is 4,096).")
         _seconds("warmup_seconds", self.warmup_seconds)
         if self.steps is not None and self.seconds is None and self.warmup_steps > self.steps:
             raise ValueError(f"warmup_steps={self.warmup_steps} is longer than the whole run (steps={self.steps}): "
@@ -406,6 +417,10 @@ class MaskedLM:
         self.train_word_ids, self.val_word_ids = train_word_ids, val_word_ids
 
     def check(self, tokenizer, train_data, val_data, config: TrainConfig) -> None:
+        for what, ids in (("train_data", train_data), ("val_data", val_data)):
+            if not isinstance(ids, torch.Tensor):
+                raise ValueError(f"{what} must be a 1-D torch.long tensor of token ids, e.g. tokenizer.encode(text); "
+                                 f"got a {type(ids).__name__}.")
         _check_word_ids_for(train_data, self.train_word_ids, config.whole_word, "training")
         _check_word_ids_for(val_data, self.val_word_ids, config.whole_word, "held-out")
         length = config.schedule.length_at(1.0)  # before any step: a short text must not fail at the first evaluation
@@ -486,8 +501,10 @@ def _stop_between_steps(active: bool):
 
     def handler(signum, frame):
         if flag:
-            raise KeyboardInterrupt
-        flag.append(True)
+            stop = KeyboardInterrupt()
+            stop.signal = signum  # which signal: a command exits with 128 + its number (130 for Ctrl-C)
+            raise stop
+        flag.append(signum)
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -543,6 +560,14 @@ def train(model, tokenizer, train_data, val_data, config: TrainConfig, *, object
     if world.size > 1 and not objective.distributed:
         raise ValueError(f"{type(objective).__name__} trains in one process only: run it without torchrun.")
     objective.check(tokenizer, train_data, val_data, config)
+    max_len = getattr(getattr(model, "config", None), "max_len", None)
+    if isinstance(train_data, torch.Tensor) and max_len is not None and config.schedule.long > max_len:
+        raise ValueError(f"TrainConfig.schedule reaches windows of {config.schedule.long} tokens, longer than the "
+                         f"model's max_len={max_len}: end the schedule at {max_len} or less (e.g. "
+                         f"schedule=linear(16, {max_len})), or build the model with max_len >= {config.schedule.long}.")
+    if checkpoint_path is not None and Path(checkpoint_path).is_dir():
+        raise ValueError(f"checkpoint_path={checkpoint_path} is a folder: give a file name in it, e.g. "
+                         f"{Path(checkpoint_path) / 'resume.pt'}.")
     if optimizer is None:
         optimizer = make_optimizer(model, config)
     peaks = [group["lr"] for group in optimizer.param_groups]
@@ -609,7 +634,9 @@ def train(model, tokenizer, train_data, val_data, config: TrainConfig, *, object
             if interrupted:
                 save()
                 bar.close()
-                raise KeyboardInterrupt(f"stopped after step {step}; resume_from={checkpoint_path} continues")
+                stop = KeyboardInterrupt(f"stopped after step {step}; resume_from={checkpoint_path} continues")
+                stop.signal = interrupted[0]
+                raise stop
     bar.close()
     if hasattr(objective, "finish"):
         objective.finish(history, train_data)

@@ -182,28 +182,34 @@ def test_a_tokenizer_without_a_mask_token_is_refused(small_tokenizer):
 
 
 @pytest.mark.slow
-def test_the_electra_command_pretrains_then_fine_tunes_the_saved_models(tmp_path):
-    """The clock-bound half (--no-finetune --save-dir) and the step-bound half (--finetune-saved) as two runs."""
+def test_the_electra_command_pretrains_then_fine_tunes_the_kept_models(tmp_path):
+    """The clock-bound half as a screen (--no-finetune: the record stays unfinished, the models wait in the folder
+    named after --out), then the step-bound half with --resume (N38: it did nothing; N43: --no-finetune with
+    --resume fine-tuned all the same)."""
     from mlm_lib.experiments import electra as command
 
-    out, saved = tmp_path / "e.json", tmp_path / "models"
-    common = ["--seeds", "0", "--minutes", "0.02", "--preset", "smoke", "--out", str(out), "--save-dir", str(saved)]
+    out = tmp_path / "e.json"
+    common = ["--seeds", "0", "--minutes", "0.02", "--preset", "smoke", "--out", str(out), "--keep-models",
+              "--threads", "1"]
     first = command.main([*common, "--no-finetune"])
     assert [r["objective"] for r in first["pretrained"]] == ["mlm", "electra", "scratch"] and not first["finetuned"]
+    assert first["status"] == "unfinished"
     own = command.ELECTRA_RECIPES["own"]
     electra_run = first["pretrained"][1]
     assert (electra_run["lr"], electra_run["tokens_per_batch"]) == (
         own["lr"], own["batch_times"] * first["pretrained"][0]["tokens_per_batch"])  # ELECTRA's recipe, not the MLM's
-    assert {p.name for p in saved.iterdir()} >= {"mlm-s0.pt", "electra-s0.pt", "electra-s0-generator.pt"}
-    second = command.main([*common, "--resume", "--finetune-saved"])
-    assert {(r["objective"], r["pretrain_seed"]) for r in second["finetuned"]} == {("mlm", 0), ("electra", 0)}
-    assert set(second["summary"]) == {f"{o} | {learner} | 16" for o in ("mlm", "electra")
-                                      for learner in command.LEARNERS}  # scratch has no saved model to fine-tune
-    assert len(second["commands"]) == 2
-    again = command.main([*common, "--resume", "--finetune-saved"])  # nothing left to do
+    kept = {p.name for p in (tmp_path / "e").iterdir()}
+    assert kept >= {"mlm-s0.pt", "electra-s0.pt", "electra-s0-generator.pt"}
+    screen = command.main([*common, "--no-finetune", "--resume"])  # still a screen: nothing fine-tuned
+    assert not screen["finetuned"] and screen["status"] == "unfinished"
+    second = command.main([*common, "--resume"])
+    assert {(r["objective"], r["pretrain_seed"]) for r in second["finetuned"]} == {("mlm", 0), ("electra", 0),
+                                                                                  ("scratch", 0)}
+    assert set(second["summary"]) == {f"{o} | {learner} | 16" for o in command.OBJECTIVES for learner in command.LEARNERS}
+    assert second["status"] == "finished" and len(second["commands"]) == 3
+    assert [r["steps"] for r in second["pretrained"]] == [r["steps"] for r in first["pretrained"]]  # not pretrained again
+    again = command.main([*common, "--resume"])  # nothing left to do
     assert len(again["finetuned"]) == len(second["finetuned"])
-    with pytest.raises(SystemExit):
-        command.main(["--preset", "smoke", "--out", str(tmp_path / "none.json"), "--finetune-saved"])
 
 
 def test_hidden_spread_is_zero_for_a_collapsed_encoder_only():
@@ -242,7 +248,7 @@ def test_the_grid_command_records_every_cell_and_resumes_only_with_its_settings(
     assert [r["lr"] for r in both["runs"]] == [3e-3, 1e-3] and both["runs"][1] == run
     with pytest.raises(SystemExit):
         grid.main([*common[:-2], "--characters", "8192", "--out", str(out), "--resume"])
-    assert "other settings (characters)" in capsys.readouterr().err
+    assert "--characters 4096, now 8192" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         grid.main([*common, "--lrs", "1e-3"])  # an existing file is not replaced by accident
     assert "already exists" in capsys.readouterr().err

@@ -73,11 +73,11 @@ def test_lengths_command_measures_and_keeps(tmp_path, capsys, monkeypatch):
     resume = load_checkpoint(tmp_path / "run" / "resume.pt")
     assert resume.model.config.max_len == 64  # all rows, to go on training
     result = lengths.main([str(tmp_path / "run" / "resume.pt"), "--lengths", "16", "64", "65", "--windows", "8",
-                           "--out", str(tmp_path / "l.json"), "--keep", "16", "--save", str(tmp_path / "kept.pt")])
+                           "--out", str(tmp_path / "l.json"), "--keep", "16"])
     assert set(result["by_length"]["16"]) == {"loss", "accuracy", "predictions"}
     assert result["by_length"]["65"] == {"refused": "longer than max_len=64"}
     assert json.loads((tmp_path / "l.json").read_text())["kept_positions"] == 16
-    assert load_checkpoint(tmp_path / "kept.pt").model.config.max_len == 16
+    assert load_checkpoint(tmp_path / "l" / "model.pt").model.config.max_len == 16  # in the folder named after --out
     with pytest.raises(SystemExit):
-        lengths.main([str(tmp_path / "run" / "model.pt"), "--keep", "16"])  # --keep without --save
-    assert "--keep and --save go together" in capsys.readouterr().err
+        lengths.main([str(tmp_path / "run" / "model.pt"), "--keep", "16"])  # --keep writes a model: --out says where
+    assert "--keep 16 writes a model: give --out" in capsys.readouterr().err

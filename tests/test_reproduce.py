@@ -108,11 +108,13 @@ def test_every_stopping_command_repeats_its_first_steps(tmp_path, command, args,
     assert all(p["identical"] == p["compared"] for p in parts), parts
 
 
-def test_a_stopped_whole_word_run_cannot_become_the_shipped_model(tmp_path, capsys):
+def test_a_stopped_whole_word_run_cannot_become_the_shipped_model(tmp_path):
+    """A model stopped by --stop-at is unfinished: it is never kept as the best, and the record says so (N60)."""
     from mlm_lib.experiments import whole_word
-    with pytest.raises(SystemExit):
-        whole_word.main(["--preset", "smoke", "--stop-at", "2", "--save-best", str(tmp_path / "m.pt")])
-    assert "--stop-at" in capsys.readouterr().err
+    result = whole_word.main(["--preset", "smoke", "--stop-at", "2", "--keep-best", "--out", str(tmp_path / "w.json"),
+                              "--threads", "1"])
+    assert result["status"] == "unfinished" and result["stop_at"] == 2 and not result["summary"]
+    assert not (tmp_path / "w" / "best.pt").exists()
 
 
 def test_a_rerun_of_some_seeds_compares_those_runs_and_not_the_summary():

@@ -168,7 +168,7 @@ def test_student_copies_never_replace_the_teaching_notebooks(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("main, argv", [
-    (bench.main, ["--json", "{dir}", "--steps", "1"]),
+    (bench.main, ["--out", "{dir}", "--steps", "1"]),
     (curriculum_command.main, ["--preset", "smoke", "--out", "{dir}"]),
 ])
 def test_output_paths_are_checked_before_the_work(main, argv, tmp_path, capsys):

@@ -10,7 +10,7 @@ from mlm_lib.experiments import bench, pretrain
 @pytest.mark.slow
 def test_bench_smoke(tmp_path, capsys):
     out = tmp_path / "bench.json"
-    bench.main(["--config", "reference", "--steps", "2", "--warmup", "1", "--json", str(out)])
+    bench.main(["--config", "reference", "--steps", "2", "--warmup", "1", "--out", str(out)])
     result = json.loads(out.read_text())
     peers = result["results"][0]["peers"]
     assert set(peers) == {"mlm_lib", "hf", "torch_nn", "textbook"} and peers["hf"]["vs_hf"] == 1.0
@@ -53,13 +53,12 @@ def test_shipped_checkpoint_fills_in_blanks(tokenizer, split_ids):
 def test_whole_word_experiment_smoke(tmp_path, capsys):
     from mlm_lib.experiments import whole_word
 
-    result = whole_word.main(["--preset", "smoke", "--out", str(tmp_path / "ww.json"), "--save-best",
-                              str(tmp_path / "best.pt")])
+    result = whole_word.main(["--preset", "smoke", "--out", str(tmp_path / "ww.json"), "--keep-best"])
     saved = json.loads((tmp_path / "ww.json").read_text())
     assert [r["objective"] for r in saved["runs"]] == ["pieces", "whole words"]
     assert saved["summary"] == whole_word.summary(saved["runs"]) == result["summary"]
     assert saved["runs"][1]["config"]["whole_word"] and not saved["runs"][0]["config"]["whole_word"]
-    best = load_checkpoint(tmp_path / "best.pt")
+    best = load_checkpoint(tmp_path / "ww" / "best.pt")
     assert best.tokenizer.vocab_size == best.model.config.vocab_size
     assert "mates visible" in capsys.readouterr().out
 

@@ -49,28 +49,23 @@ def test_muon_takes_the_encoder_matrices_and_adamw_the_rest():
     assert cosine > 0.99 and 0.95 < update.norm() / expected.norm() < 1.05  # the course iterates in float32
 
 
-def test_save_needs_one_run_and_its_own_log_name(tmp_path, capsys):
-    for extra in (["--recipes", "bert", "muon", "--save", str(tmp_path / "m.pt")],
-                  ["--recipes", "bert", "--save", str(tmp_path / "s.pt")]):
-        with pytest.raises(SystemExit):
-            speedrun.main([*extra, "--minutes", "0.05", "--preset", "smoke", "--out", str(tmp_path / "s.json")])
-    err = capsys.readouterr().err
-    assert "one recipe and one seed" in err and "name them apart" in err
-
-
 @pytest.mark.slow
-def test_speedrun_saves_a_model_the_notebooks_can_load(tmp_path):
-    from mlm_lib.course.assets import load_model
+def test_speedrun_keeps_models_the_notebooks_can_load_in_the_folder_named_after_out(tmp_path):
+    """--keep-models (once --save and --save-dir, which could name the results file or an earlier run's model):
+    every run's model and its log in the folder named after --out, under fixed names."""
+    from mlm_lib.course.assets import load_model, load_model_log
 
     result = speedrun.main(["--recipes", "muon", "--minutes", "0.05", "--eval-seconds", "1", "--preset", "smoke",
-                            "--out", str(tmp_path / "s.json"), "--save", str(tmp_path / "model.pt")])
-    checkpoint = load_model(tmp_path / "model.pt")
+                            "--out", str(tmp_path / "s.json"), "--keep-models", "--threads", "1"])
+    assert sorted(p.name for p in (tmp_path / "s").iterdir()) == ["muon-s0.json", "muon-s0.pt"]  # no resume state
+    checkpoint = load_model(tmp_path / "s" / "muon-s0.pt")
     assert checkpoint.model.config.max_len == speedrun.EVAL_LENGTH  # trained through 128, every row kept
-    log = __import__("json").loads((tmp_path / "model.json").read_text())
+    log = load_model_log(tmp_path / "s" / "muon-s0.pt")
     assert log["train_config"]["schedule"]["long"] == speedrun.EVAL_LENGTH and log["train_config"]["muon_lr"] == 0.02
-    assert log["history"] == result["runs"][0]["history"] and log["command"].endswith("model.pt")
+    assert log["history"] == result["runs"][0]["history"] and log["command"].endswith("--keep-models --threads 1")
     assert {"model", "unigram", "count_model"} <= set(log["evaluation"])
     assert log["evaluation"]["model"]["accuracy"] > log["evaluation"]["unigram"]["accuracy"]
+    assert result["status"] == "finished" and result["options"]["--keep-models"] is True
 
 
 @pytest.mark.slow
@@ -151,3 +146,31 @@ def test_the_course_muon_is_pytorchs_step_for_step_with_the_iteration_in_bfloat1
                 optimizer.step()
         assert torch.equal(theirs, same)
         assert not torch.equal(theirs, ours) and torch.allclose(theirs, ours, atol=2e-3)
+
+
+def test_a_run_with_muon_stops_and_resumes_bit_for_bit(small_tokenizer, tmp_path):
+    """MuonAndAdamW saves and loads its two optimisers' states, so a Muon run resumes like any other (speedrun's
+    --resume continues a stopped run from the state kept in its folder)."""
+    import torch
+
+    from mlm_lib import BertConfig, BertForMLM, MuonAndAdamW, TrainConfig, fixed, train
+
+    ids = small_tokenizer.encode("the quick brown fox jumps over the lazy dog. " * 40)
+    config = TrainConfig(steps=8, tokens_per_batch=128, schedule=fixed(16), lr=3e-3, warmup_steps=2, eval_every=4,
+                         eval_windows=4)
+
+    def fresh():
+        torch.manual_seed(0)
+        model = BertForMLM(BertConfig(vocab_size=small_tokenizer.vocab_size, d_model=16, n_layers=1, n_heads=2,
+                                      d_ff=32, max_len=16))
+        return model, MuonAndAdamW(model, lr=3e-3, muon_lr=0.02)
+
+    model, optimizer = fresh()
+    straight = train(model, small_tokenizer, ids, ids, config, optimizer=optimizer, progress=False)
+    model, optimizer = fresh()
+    train(model, small_tokenizer, ids, ids, config, optimizer=optimizer, progress=False, stop_at=4,
+          checkpoint_path=tmp_path / "resume.pt")
+    model, optimizer = fresh()
+    resumed = train(model, small_tokenizer, ids, ids, config, optimizer=optimizer, progress=False,
+                    resume_from=tmp_path / "resume.pt")
+    assert resumed["loss"] == straight["loss"] and resumed["lr"] == straight["lr"]

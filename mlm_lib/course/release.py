@@ -19,6 +19,7 @@ compares), so their outputs are what a learner meets first. A release run makes 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import tempfile
@@ -34,7 +35,11 @@ QUIET = 0.25  # CPUs other work may keep busy (a measured share of the whole mac
 
 
 def wait_for_quiet(cpus: int, patience: float, poll: float = 2.0) -> float:
-    """Seconds waited until other work keeps at most QUIET CPUs busy; raises when `patience` runs out."""
+    """Seconds waited until other work keeps at most QUIET CPUs busy; raises when `patience` runs out (a patience
+    that is not a finite number of seconds >= 0 is refused: nan would compare False for ever, and wait for ever)."""
+    for name, value in (("patience", patience), ("poll", poll)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < math.inf:
+            raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value!r}.")
     start = time.monotonic()
     while (load := busy_cpus()) > QUIET:
         if time.monotonic() - start > patience:
@@ -58,12 +63,21 @@ def stderr_of(nb) -> list[str]:
 def execute(path: Path, timeout: int) -> float:
     """Run one notebook in a fresh kernel, in its folder; store it if it ran clean. Returns the seconds it took."""
     from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
 
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(path.parent)}})
     start = time.perf_counter()
-    client.execute()
+    try:
+        client.execute()
+    except CellExecutionError as err:
+        failed = next((i for i, cell in enumerate(nb.cells) if cell.cell_type == "code" and any(
+            out.get("output_type") == "error" for out in cell.get("outputs", []))), None)
+        where = f"cell {failed}" if failed is not None else "a cell"
+        error = f"{err.ename}: {err.evalue}" if getattr(err, "ename", None) else str(err).strip().splitlines()[-1]
+        raise RuntimeError(f"{path.name}, {where} failed: {error}. The notebook was not changed: fix the cell and "
+                           "release it again.") from None
     seconds = time.perf_counter() - start
     noise = stderr_of(nb)
     if noise:
@@ -78,14 +92,26 @@ def execute(path: Path, timeout: int) -> float:
     return seconds
 
 
+def _seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= value < math.inf:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
+    return value
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("folder", nargs="?", default="notebooks", help="the teaching notebooks' folder")
     parser.add_argument("--only", nargs="+", metavar="NN", help="release these notebooks only (by number)")
-    parser.add_argument("--patience", type=float, default=120.0,
+    parser.add_argument("--patience", type=_seconds, default=120.0,
                         help="seconds to wait for a quiet machine before each notebook (default 120)")
-    parser.add_argument("--timeout", type=int, default=600, help="seconds a cell may take (default 600)")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds a cell may take (default 600; 0 or less: "
+                        "no limit)")
     args = parser.parse_args(argv)
     import mlm_lib
 
@@ -105,8 +131,11 @@ def main(argv=None) -> dict:
     print(f"releasing {len(notebooks)} notebooks with mlm_lib {mlm_lib.__version__} on {cpus} CPUs", flush=True)
     times = {}
     for path in notebooks:
-        waited = wait_for_quiet(cpus, args.patience)
-        times[path.name[:2]] = execute(path, args.timeout)
+        try:
+            waited = wait_for_quiet(cpus, args.patience)
+            times[path.name[:2]] = execute(path, args.timeout)
+        except RuntimeError as err:  # a busy machine, a failing cell or stray stderr: named, the file unchanged
+            parser.exit(1, f"release: {err}\n")
         print(f"  {path.name}: {times[path.name[:2]]:.0f} s" + (f" (waited {waited:.0f} s for quiet)" if waited > 1
                                                                else ""), flush=True)
     total = sum(times.values())

@@ -108,17 +108,24 @@ def mark_for_nbgrader(nb, prefix: str):
 
 def student_notebook(nb):
     """A copy of `nb` with solutions stubbed (and unfolded, without their markers) and every output and
-    execution count cleared."""
+    execution count cleared. A cell whose markers do not pair is refused, by its index in `nb`."""
     nb = nbformat.from_dict(copy.deepcopy(nb))
-    nb.cells = [cell for cell in nb.cells if not _is_marker(cell)]
-    for cell in nb.cells:
+    cells = []
+    for index, cell in enumerate(nb.cells):
+        if _is_marker(cell):
+            continue
         if cell.cell_type == "code":
             if BEGIN in cell.source:
                 cell.metadata.get("jupyter", {}).pop("source_hidden", None)
                 if FOLD_TAG in cell.metadata.get("tags", []):
                     cell.metadata["tags"].remove(FOLD_TAG)
-            cell.source = strip_solutions(cell.source)
+            try:
+                cell.source = strip_solutions(cell.source)
+            except ValueError as err:
+                raise ValueError(f"cell {index}: {err}") from None
             cell.outputs, cell.execution_count = [], None
+        cells.append(cell)
+    nb.cells = cells
     nb.metadata.pop("widgets", None)
     return nb
 
@@ -147,25 +154,60 @@ def notebooks_in(folder) -> list[Path]:
 
 
 def main(argv=None) -> list[Path]:
+    """Write the student copies. A copy that is already there is never overwritten: the same as a fresh one, it is
+    left as it is; different (a learner's answers in it), it is kept and named, and deleting it gets a fresh one.
+    Every notebook is read and stripped before anything is written, so a damaged one (named, with the cell whose
+    markers do not pair) stops the command with nothing half done."""
     parser = argparse.ArgumentParser(description="Write student copies of the notebooks (solutions removed).")
     parser.add_argument("src", nargs="?", default="notebooks", help="the teaching notebooks' folder")
-    parser.add_argument("dst", nargs="?", default="student", help="where the student copies go (a new folder)")
+    parser.add_argument("dst", nargs="?", default="student", help="where the student copies go (a folder; copies "
+                        "already there are kept)")
     args = parser.parse_args(argv)
     src, dst = Path(args.src).resolve(), Path(args.dst).resolve()
     if dst == src or src in dst.parents or dst in src.parents:
         parser.error(f"the student copies must go to a folder apart from the teaching notebooks ({args.src}): "
                      "writing them there would strip the solutions from the originals. Choose e.g. `student`.")
+    if dst.exists() and not dst.is_dir():
+        parser.error(f"{args.dst} is a file: give a folder for the student copies (e.g. student)")
+    blocked = next((p for p in dst.parents if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        parser.error(f"{args.dst}: {blocked} is a file, not a folder: give a folder for the student copies")
     try:
         notebooks = notebooks_in(src)
     except FileNotFoundError as err:
         parser.error(str(err))
-    written = []
+    copies = []
     for path in notebooks:
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except Exception as err:  # not JSON, not a notebook, not readable
+            reason = str(err).strip().splitlines()[0][:120] if str(err).strip() else type(err).__name__
+            parser.error(f"{path} is not a readable notebook ({type(err).__name__}: {reason}): restore it (e.g. "
+                         f"git checkout -- {path}) and run this again (nothing was written)")
+        try:
+            copies.append((path, nbformat.writes(student_notebook(nb)) + "\n"))
+        except ValueError as err:
+            parser.error(f"{path}, {err} (nothing was written)")
+    written, same, kept = [], [], []
+    for path, text in copies:
         target = dst / path.relative_to(src)
+        if target.exists():
+            try:
+                current = target.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                current = None
+            (same if current == text else kept).append(target)
+            continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(student_notebook(nbformat.read(path, as_version=4)), target)
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(target)
         written.append(target)
-    print(f"wrote {len(written)} student notebooks to {args.dst}/")
+    print(f"wrote {len(written)} student notebooks to {args.dst}/" + (f" ({len(same)} already there, unchanged)"
+                                                                      if same else ""))
+    for target in kept:
+        print(f"kept your copy of {target.relative_to(dst)}: it differs from a fresh one (your answers are in it); "
+              "delete it to get a fresh one")
     return written
 
 

@@ -210,6 +210,9 @@ def fill_blanks_view(model, tokenizer, text: str, blank: str = "_", k: int = 3):
     characters highlighted and their runners-up on hover, the list of `Prediction`s)."""
     if not isinstance(blank, str) or len(blank) != 1:
         raise ValueError(f"blank is the one character that marks a missing one (default '_'), got {blank!r}.")
+    if "[MASK]" in text:  # predict_masked's advice (positions=[...]) is not this function's way: name ours
+        raise ValueError(f"The text holds a literal '[MASK]': here a missing character is written {blank} (one "
+                         f"{blank} a character), e.g. 'To be, or n{blank}t to be'.")
     positions = [i for i, c in enumerate(text) if c == blank]
     if not positions:
         raise ValueError(f"Put at least one {blank} where a character is missing, e.g. 'To be, or n{blank}t to be'.")

@@ -11,6 +11,14 @@ mlm_vs_ltr   notebook 13: masked against left-to-right pretraining, measured dow
 scaling      threads and processes (notebook 05 §7)
 lengths      a checkpoint's accuracy at several window lengths
 speedrun     notebook 14: recipes trained against the clock
+electra      notebook 15: ELECTRA against the masked LM, judged by fine-tuning; electra_grid: its learning rate x batch
+reproduce    a shipped results file against a fresh run of its command
+upgrade      re-save checkpoints in this version's format, with their checksum
+
+All follow one output rule (`_run`): one --out, from which every other path is derived (runs/x.json keeps its
+models and resume states in runs/x/); a record of every setting, written as the run goes and marked finished or
+unfinished; a lock while a run writes; --overwrite to replace, --resume to continue with the same settings only;
+Ctrl-C or SIGTERM keeps what is done and prints the one line that continues it.
 
 What they build on lives in the concept modules (`mlm_lib.training`, `mlm_lib.curriculum`, ...); what
 they produce for the notebooks is shipped in `mlm_lib/course/assets/`.

@@ -1,7 +1,7 @@
 """Training-step throughput of the course's model against its peers, on this machine.
 
     python -m mlm_lib.experiments.bench              # reference + checkpoint configurations, 30 timed steps each
-    python -m mlm_lib.experiments.bench --config larger --steps 20 --json bench.json
+    python -m mlm_lib.experiments.bench --config larger --steps 20 --out bench.json
 
 A step is what training does: forward, masked-LM loss, backward, gradient clipping, AdamW update (the same
 fused AdamW for every peer); for mlm_lib it is `mlm_lib.training.train_step` itself. Every peer gets the
@@ -42,7 +42,8 @@ from .. import dropout as dropout_module
 from ..masking import mask_tokens
 from ..model import GEGLU_WIDTH, MODEL_SIZES, MODERN, BertConfig, BertForMLM, hf_config, modernbert_config
 from ..training import adamw, train_step
-from ._args import add_device_options, output_file, today, where, whole_number, write_json
+from ._args import add_device_options, today, where
+from ._run import command, open_run, whole_number
 
 _COURSE = {k: v for k, v in MODEL_SIZES["course"].items() if k in ("d_model", "n_layers", "n_heads", "d_ff")}
 CONFIGS = {
@@ -319,6 +320,7 @@ def print_result(r: dict) -> None:
         print(f"{key:>10} {p['median_step_ms']:9.1f} {p['tokens_per_s']:10,.0f} {p['vs_hf']:6.2f}x {p['of_peak']:8.0%}")
 
 
+@command
 def main(argv=None) -> list[dict]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", nargs="+", default=["reference", "checkpoint"], choices=sorted(CONFIGS))
@@ -326,16 +328,24 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--warmup", type=whole_number(0), default=5)
     parser.add_argument("--dropout", type=float, nargs="+", default=[COURSE_DROPOUT, 0.1],
                         help="dropout settings, the course's own (0.0) first, then BERT's (0.1)")
-    parser.add_argument("--json", help="also write the results to this JSON file")
+    parser.add_argument("--out", help="also write the results to this results file (.json)")
     parser.add_argument("--modern", action="store_true",
                         help="only ModernBERT's step against Hugging Face's and BERT's, at the speedrun's setting")
-    parser.add_argument("--overwrite", action="store_true", help="replace output files that already exist")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     add_device_options(parser)
     args = parser.parse_args(argv)
     device, _ = where(parser, args)  # every peer steps in float32 (the rates compare kernels, not precisions)
-    json_path = output_file(parser, "--json", args.json, existing_ok=args.overwrite)
     if any(not 0.0 <= d < 1.0 for d in args.dropout):
         parser.error(f"--dropout values must be in [0, 1), got {args.dropout}")
+    options = {"--config": args.config, "--steps": args.steps, "--warmup": args.warmup, "--dropout": args.dropout,
+               "--modern": args.modern, "--device": device.type}
+    out = open_run(parser, "bench", args.out, options=options, overwrite=args.overwrite, resumable=False, argv=argv)
+
+    def write(result: dict) -> None:
+        if out is not None:
+            out.record = result
+            out.finish()
+
     print(f"{devices.describe(device, 'fp32')}, torch {torch.__version__}")
     if args.modern:
         result = bench_modern(args.steps, args.warmup, device=device)
@@ -347,18 +357,16 @@ def main(argv=None) -> list[dict]:
                   f"{p['vs_hf']:5.2f}x {p['of_peak']:8.0%}")
         print(f"modern / BERT (mlm_lib): {result['modern_vs_bert']:.2f}x; one QKV projection / three: "
               f"{result['fused_qkv_speedup']:.2f}x")
-        if json_path is not None:
-            write_json(json_path, {"machine": platform.platform(), "threads": torch.get_num_threads(),
-                                   "torch": torch.__version__, "date": today(), "modern": result}, indent=2)
+        write({"machine": platform.platform(), "threads": torch.get_num_threads(), "torch": torch.__version__,
+               "date": today(), "modern": result})
         return [result]
     results = [bench_config(name, args.steps, args.warmup, dropout=d, device=device) for d in args.dropout
                for name in args.config]
     for r in results:
         print_result(r)
     if device.type != "cpu":  # the dropout kernel and the widget's update are the CPU's (what a laptop learner feels)
-        if json_path is not None:
-            write_json(json_path, {"machine": platform.platform(), "device": devices.device_name(device),
-                                   "torch": torch.__version__, "date": today(), "results": results}, indent=2)
+        write({"machine": platform.platform(), "device": devices.device_name(device), "torch": torch.__version__,
+               "date": today(), "results": results})
         return results
     drop = bench_dropout(repeats=max(5, args.steps))
     print("\ndropout at p = 0.1, median ms (torch's time / mlm_lib's):")
@@ -369,10 +377,8 @@ def main(argv=None) -> list[dict]:
     interaction = bench_interaction(repeats=max(3, args.steps))
     print(f"\nprediction explorer update, {interaction['characters']} characters, {interaction['blanks']} blanks: "
           f"{interaction['median_ms']:.0f} ms (median of {interaction['repeats']})")
-    if json_path is not None:
-        write_json(json_path, {"machine": platform.platform(), "threads": torch.get_num_threads(),
-                               "torch": torch.__version__, "date": today(), "results": results,
-                               "dropout": drop, "interaction": interaction}, indent=2)
+    write({"machine": platform.platform(), "threads": torch.get_num_threads(), "torch": torch.__version__,
+           "date": today(), "results": results, "dropout": drop, "interaction": interaction})
     return results
 
 

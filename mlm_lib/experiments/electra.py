@@ -23,15 +23,15 @@ learning rate for the whole network). The
 each pretraining, three fine-tuning seeds; the `laptop` preset uses notebook 11's learning rates, two seeds. The
 test plays are read once, at the end.
 `--jobs 2` runs a seed's two pretrainings at once, each in its own process on one thread (the same minutes on the
-same machine for both, side by side). Results are written after every pretraining (`--resume` keeps them);
-`--save-dir` keeps every pretrained model. `--no-finetune` pretrains only; `--finetune-saved` then fine-tunes the
-models kept in --save-dir for the pretrainings --out holds.
+same machine for both, side by side). Results are written after every pretraining and every fine-tuning (`--resume`
+keeps them; a pretraining stopped half-way starts again). Each pretrained model waits for its fine-tuning in the
+folder named after --out (`e.json` -> `e/`); `--keep-models` keeps them there after it. `--no-finetune` pretrains
+only (a screen, recorded as unfinished); the same command without it and with `--resume` then fine-tunes the
+models kept.
 """
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import statistics
 import sys
 import time
@@ -49,8 +49,8 @@ from ..masking import MaskingConfig
 from ..model import BertConfig, BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
 from ..training import MaskedLM, TrainConfig, train
-from ._args import (add_device_options, machine, output_file, output_folder, run_jobs, today, where, whole_number,
-                    write_json)
+from ._args import add_device_options, machine, refusals, today, where
+from ._run import command, corpus_sha256, finite, open_run, run_jobs, seed_number, whole_number
 from .speedrun import EVAL_LENGTH, RECIPES, whole_text_windows
 from .speedrun import PRESETS as SPEEDRUN_PRESETS
 
@@ -189,121 +189,128 @@ def finetune_all(encoder, objective: str, seed: int, settings: dict, data: dict,
 
 
 def one_pretraining(objective: str, seed: int, minutes: float, preset: str, electra_recipe: dict, device: str,
-                    precision: str, save_dir: str | None, finetune: bool, rates: dict) -> dict:
-    """One pretraining and (unless not `finetune`) its fine-tunings: what `main` runs for each objective and seed,
-    in this process or in a worker of its own (`--jobs`)."""
+                    precision: str, folder: str, keep_generator: bool = False) -> dict:
+    """One pretraining, whose encoder is kept in `folder` as OBJECTIVE-sSEED.pt until it is fine-tuned (and after,
+    with --keep-models; ELECTRA's generator too): what `main` runs for each objective and seed, in this process or
+    in a worker of its own (`--jobs`). The fine-tunings follow in `main`, from the kept file, so that a pretraining
+    of fifteen minutes is recorded before its fine-tunings start, and a screen (`--no-finetune`) can be finished
+    later with `--resume`."""
     settings = PRESETS[preset]
     tokenizer, train_ids, val_ids = prepare_data()
     print(f"electra experiment: pretraining {objective}, seed {seed}, {minutes} min", file=sys.stderr, flush=True)
     record, encoder, whole = pretrain(objective, seed, minutes, (tokenizer, train_ids, val_ids), settings,
                                       electra_recipe, device, precision)
-    if save_dir is not None and objective != "scratch":
-        save_checkpoint(Path(save_dir) / f"{objective}-s{seed}.pt", encoder, tokenizer)
-        if objective == "electra":
-            save_checkpoint(Path(save_dir) / f"electra-s{seed}-generator.pt", whole.generator, tokenizer)
-    finetuned = []
-    if finetune:
-        finetuned, rates = finetune_all(encoder, objective, seed, settings, load_task(settings, tokenizer), rates)
+    if objective != "scratch":  # the floor is rebuilt from its seed: nothing to keep
+        save_checkpoint(Path(folder) / f"{objective}-s{seed}.pt", encoder.cpu(), tokenizer)
+        if objective == "electra" and keep_generator:
+            save_checkpoint(Path(folder) / f"electra-s{seed}-generator.pt", whole.generator.cpu(), tokenizer)
     print(f"  {objective}, seed {seed}: {record['steps']:,} steps; held out: " + ", ".join(
         f"{k} {v:.3f}" for k, v in record["final"].items() if isinstance(v, float)), file=sys.stderr, flush=True)
-    return {"record": record, "finetuned": finetuned, "rates": rates}
+    return record
 
 
+@command
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("--seeds", nargs="+", type=whole_number(0), default=[0, 1])
-    parser.add_argument("--minutes", type=float, default=15.0, help="training time of each pretraining (default 15)")
+    parser.add_argument("--seeds", nargs="+", type=seed_number, default=[0, 1])
+    parser.add_argument("--minutes", type=finite(0), default=15.0,
+                        help="training time of each pretraining (default 15)")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="full")
-    parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every run)")
-    parser.add_argument("--resume", action="store_true", help="keep what --out holds, run the rest")
-    parser.add_argument("--save-dir", help="keep every pretrained model here: OBJECTIVE-sSEED.pt (and ELECTRA's "
-                        "generator as electra-sSEED-generator.pt)")
+    parser.add_argument("--out", required=True, help="the results file (rewritten after every pretraining and every "
+                        "fine-tuning); the pretrained models wait for their fine-tuning in the folder of the same name "
+                        "without .json")
+    parser.add_argument("--resume", action="store_true", help="continue --out with the same settings: keep what it "
+                        "holds, fine-tune the pretrainings a screen (--no-finetune) left, run the rest")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out and its folder")
+    parser.add_argument("--keep-models", action="store_true", help="keep every pretrained model in that folder after "
+                        "its fine-tuning: OBJECTIVE-sSEED.pt (and ELECTRA's generator as electra-sSEED-generator.pt)")
     parser.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES),
                         help="which pretrainings to run (default all: mlm, electra, and scratch, the fine-tuning's "
                              "floor, which pretrains nothing)")
     parser.add_argument("--electra-recipe", choices=sorted(ELECTRA_RECIPES), default="own",
                         help="ELECTRA's learning rate and batch: its own (default, chosen on notebook 15's grid) or "
                              "the masked LM's (notebook 15's first runs)")
-    parser.add_argument("--electra-lr", type=float, help="ELECTRA's peak learning rate, instead of the recipe's")
+    parser.add_argument("--electra-lr", type=finite(0), help="ELECTRA's peak learning rate, instead of the recipe's")
     parser.add_argument("--jobs", type=whole_number(1), default=1, help="pretrainings of a seed run at once, each in "
                         "its own process (on a CPU only; default 1)")
-    parser.add_argument("--no-finetune", action="store_true", help="pretrain and evaluate only (a screen)")
-    parser.add_argument("--finetune-saved", action="store_true",
-                        help="fine-tune the models in --save-dir for the pretrainings in --out (no pretraining)")
+    parser.add_argument("--no-finetune", action="store_true", help="pretrain and evaluate only (a screen): the record "
+                        "stays unfinished, and --resume without this option fine-tunes the models kept")
     add_device_options(parser)
     args = parser.parse_args(argv)
     device, precision = where(parser, args)
-    out = output_file(parser, "--out", args.out, existing_ok=True)  # checked below
-    save_dir = None if args.save_dir is None else output_folder(parser, "--save-dir", args.save_dir)
-    if not 0 < args.minutes < math.inf:
-        parser.error("--minutes must be a positive, finite number")
-    if out.exists() and not args.resume:
-        parser.error(f"{out} exists: give --resume to continue it, or another --out")
-    if args.electra_lr is not None and not 0 < args.electra_lr < math.inf:
-        parser.error("--electra-lr must be a positive, finite number")
     if args.jobs > 1 and device.type != "cpu":
         parser.error(f"--jobs {args.jobs} shares out CPU cores; on {device.type} run one pretraining at a time")
     settings = PRESETS[args.preset]
     electra_recipe = dict(ELECTRA_RECIPES[args.electra_recipe])
     if args.electra_lr is not None:
         electra_recipe["lr"] = args.electra_lr
-    command = "python -m mlm_lib.experiments.electra " + " ".join(sys.argv[1:] if argv is None else argv)
-    result = json.loads(out.read_text()) if out.exists() else {"commands": [], "pretrained": [], "finetuned": [],
-                                                              "learning_rates": {}}
-    if result.get("preset", args.preset) != args.preset:
-        parser.error(f"--resume: {out} holds runs of preset {result['preset']!r}, not {args.preset!r}: resume with "
-                     f"--preset {result['preset']}, or write to another --out")
-    result.update(commands=result["commands"] + [command], date=today(), machine=machine(),
+    options = {"--preset": args.preset, "--minutes": args.minutes, "--electra-recipe": args.electra_recipe,
+               "--electra-lr": electra_recipe["lr"], "--keep-models": args.keep_models,
+               "corpus sha256": corpus_sha256(), "--device": device.type, "--precision": precision}
+    out = open_run(parser, "electra", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
+                   argv=argv)
+    command_line = "python -m mlm_lib.experiments.electra " + " ".join(sys.argv[1:] if argv is None else argv)
+    result = {"commands": [], "pretrained": [], "finetuned": [], "learning_rates": {}} | out.record
+    result.update(commands=result["commands"] + [command_line], date=today(), machine=machine(),
                   **devices.record(device, precision), preset=args.preset,
                   eval_length=EVAL_LENGTH, settings={k: v for k, v in settings.items() if k != "pretrain"})
+    wanted = [(objective, seed) for seed in args.seeds for objective in args.objectives]
+
+    def pretrained(objective, seed):
+        return any((r["objective"], r["seed"]) == (objective, seed) for r in result["pretrained"])
+
+    def finetuned(objective, seed):
+        return any((r["objective"], r["pretrain_seed"]) == (objective, seed) for r in result["finetuned"])
 
     def save():
         result["summary"] = summary(result)
-        write_json(out, result, indent=1)
+        left = [w for w in wanted if not pretrained(*w) or not finetuned(*w)]
+        out.record = result
+        out.finish(not left)
 
-    if args.finetune_saved:
-        if save_dir is None or not out.exists():
-            parser.error("--finetune-saved fine-tunes the pretrainings of an existing --out from their models in "
-                         "--save-dir: give both")
-        tokenizer = prepare_data()[0]
-        data = load_task(settings, tokenizer)
-        for record in result["pretrained"]:
-            objective, seed = record["objective"], record["seed"]
-            if objective == "scratch" or any((r["objective"], r["pretrain_seed"]) == (objective, seed)
-                                             for r in result["finetuned"]):
+    save()
+    threads = args.threads or max(1, torch.get_num_threads() // args.jobs)
+    tokenizer, data = prepare_data()[0], None
+    for seed in args.seeds:  # seed by seed: its pretrainings (one after the other, or --jobs at once), then their
+        jobs = [dict(objective=objective, seed=seed, minutes=args.minutes, preset=args.preset,  # fine-tunings
+                     electra_recipe=electra_recipe, device=str(device), precision=precision, folder=str(out.folder),
+                     keep_generator=args.keep_models) for objective in args.objectives if not pretrained(objective, seed)]
+        if jobs:
+            out.folder.mkdir(parents=True, exist_ok=True)
+        for record in run_jobs(one_pretraining, jobs, min(args.jobs, max(1, len(jobs))), threads):
+            result["pretrained"].append(record)
+            result["pretrained"].sort(key=lambda r: (r["seed"], OBJECTIVES.index(r["objective"])))
+            save()
+        if args.no_finetune:
+            continue
+        for objective in args.objectives:
+            if finetuned(objective, seed):
                 continue
-            path = save_dir / f"{objective}-s{seed}.pt"
-            if not path.is_file():
-                parser.error(f"no saved model {path}: run the pretraining with --save-dir {save_dir} first")
             print(f"electra experiment: fine-tuning {objective}, seed {seed}", file=sys.stderr, flush=True)
-            encoder = load_checkpoint(path).model.to(device).eval()
-            runs, result["learning_rates"] = finetune_all(encoder, objective, seed, settings, data,
+            kept = out.folder / f"{objective}-s{seed}.pt"
+            if objective == "scratch":  # the floor: the same random encoder, drawn again from its seed
+                encoder = pretrain("scratch", seed, args.minutes, prepare_data(), settings, electra_recipe, device,
+                                   precision)[1]
+            else:
+                if not kept.is_file():
+                    parser.error(f"--resume: {kept}, the model pretrained for {objective} (seed {seed}), is gone: it "
+                                 "waits there for its fine-tuning. Restore it, or start again with --overwrite")
+                with refusals(parser, "--resume"):
+                    encoder = load_checkpoint(kept, expect=("BertForMLM", "ElectraDiscriminator"),
+                                              map_location=device).model
+            data = data or load_task(settings, tokenizer)
+            runs, result["learning_rates"] = finetune_all(encoder.eval(), objective, seed, settings, data,
                                                           result["learning_rates"])
             result["finetuned"] += runs
             save()
-        return result
-
-    def done(objective, seed):
-        wanted = (electra_recipe["lr"], settings["pretrain"]["tokens_per_batch"] * electra_recipe["batch_times"]) \
-            if objective == "electra" else None
-        return any(r["objective"] == objective and r["seed"] == seed and r["minutes"] in (args.minutes, 0) and
-                   (wanted is None or (r["lr"], r.get("tokens_per_batch")) == wanted) for r in result["pretrained"])
-
-    threads = args.threads or max(1, torch.get_num_threads() // args.jobs)
-    for seed in args.seeds:  # seed by seed; a seed's objectives one after the other, or --jobs at once
-        jobs = [dict(objective=objective, seed=seed, minutes=args.minutes, preset=args.preset,
-                     electra_recipe=electra_recipe, device=str(device), precision=precision,
-                     save_dir=None if save_dir is None else str(save_dir), finetune=not args.no_finetune,
-                     rates=result["learning_rates"]) for objective in args.objectives if not done(objective, seed)]
-        for finished in run_jobs(one_pretraining, jobs, min(args.jobs, max(1, len(jobs))), threads):
-            result["pretrained"].append(finished["record"])
-            result["finetuned"] += finished["finetuned"]
-            result["learning_rates"] |= finished["rates"]
-            result["pretrained"].sort(key=lambda r: (r["seed"], OBJECTIVES.index(r["objective"])))
-            save()
-    save()
-    return result
+            if not args.keep_models:
+                kept.unlink(missing_ok=True)
+    waiting = [w for w in wanted if pretrained(*w) and not finetuned(*w)]
+    if waiting:
+        print(f"electra experiment: {len(waiting)} pretraining(s) await their fine-tuning (--no-finetune): to do it, "
+              f"run {out.command_line.replace(' --no-finetune', '')}", file=sys.stderr)
+    return out.record
 
 
 if __name__ == "__main__":

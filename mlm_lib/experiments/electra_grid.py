@@ -12,13 +12,12 @@ step of 16,384 characters makes a quarter of the steps of one of 4,096). `--eval
 evaluated on 256 held-out windows of 128: the discriminator's accuracy (88% is the majority answer), AUC, recall on
 the replaced positions, and the spread of its hidden states across positions (near 0: collapsed; `hidden_spread`).
 Cells run `--jobs` at a time, each in its own process on `--threads` threads (default: the CPUs shared out);
-the results file is rewritten after every cell and `--resume` runs only the cells it lacks.
+the results file is rewritten after every cell and `--resume` runs only the cells it lacks (with the same
+settings; a cell stopped half-way starts again).
 """
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 import time
 
@@ -30,8 +29,9 @@ from ..data import prepare_data
 from ..electra import COLLAPSED_SPREAD, ELECTRA_MASKING, Electra, ReplacedTokenDetection
 from ..model import BertConfig
 from ..training import TrainConfig, train
-from ._args import (add_device_options, machine, output_file, refusals, run_jobs, today, where, whole_number,
-                    write_json)
+from ._args import add_device_options, machine, today, where
+from ._run import (command, corpus_sha256, finite, fits_in_memory, open_run, run_jobs, seed_number, training_bytes,
+                   whole_number)
 from .speedrun import EVAL_LENGTH
 from .speedrun import PRESETS as SPEEDRUN_PRESETS
 
@@ -69,48 +69,45 @@ def collapsed(record: dict) -> bool:
     return record["final"]["spread"] < COLLAPSED_SPREAD
 
 
+@command
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    parser.add_argument("--lrs", nargs="+", type=float, default=list(LEARNING_RATES), help="peak learning rates")
-    parser.add_argument("--batches", nargs="+", type=whole_number(16), default=list(BATCHES),
-                        help="characters a step")
+    parser.add_argument("--lrs", nargs="+", type=finite(0), default=list(LEARNING_RATES), help="peak learning rates")
+    parser.add_argument("--batches", nargs="+", type=whole_number(EVAL_LENGTH), default=list(BATCHES),
+                        help=f"characters a step (at least {EVAL_LENGTH}: one window of the schedule's longest length)")
     parser.add_argument("--characters", type=whole_number(1), help="training characters of every cell (default: "
                         "the preset's, 6,000,000 for full)")
     parser.add_argument("--evals", type=whole_number(1), default=8, help="held-out evaluations along each run")
-    parser.add_argument("--seed", type=whole_number(0), default=0)
+    parser.add_argument("--seed", type=seed_number, default=0)
     parser.add_argument("--preset", choices=sorted(PRESETS), default="full")
     parser.add_argument("--jobs", type=whole_number(1), default=1, help="cells run at once, each in its own process "
                         "(on a CPU only)")
-    parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every cell)")
-    parser.add_argument("--resume", action="store_true", help="keep the cells --out holds, run the others")
+    parser.add_argument("--out", required=True, help="the results file (rewritten after every cell)")
+    parser.add_argument("--resume", action="store_true", help="continue --out with the same settings: keep its cells, "
+                        "run the others (a cell stopped half-way starts again)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     add_device_options(parser)
     args = parser.parse_args(argv)
     device, precision = where(parser, args)
-    out = output_file(parser, "--out", args.out, existing_ok=args.resume or args.overwrite)
-    if not all(0 < lr < math.inf for lr in args.lrs):
-        parser.error("--lrs: every learning rate must be a positive, finite number")
     if args.jobs > 1 and device.type != "cpu":
         parser.error(f"--jobs {args.jobs} shares out CPU cores; on {device.type} run one cell at a time (--jobs 1)")
     preset = PRESETS[args.preset]
+    fits_in_memory(parser, "--batches", training_bytes(max(args.batches), preset["sizes"]) * 1.5,
+                   f"a step of {max(args.batches):,} characters (a discriminator and its generator)")
     characters = args.characters or preset["characters"]
     settings = {"preset": args.preset, "characters": characters, "evals": args.evals, "seed": args.seed,
                 "sizes": preset["sizes"], "eval_windows": preset["eval_windows"], "eval_length": EVAL_LENGTH}
-    result = {"runs": []}
-    if args.resume and out.exists():
-        with refusals(parser, "--resume"):
-            try:
-                result = json.loads(out.read_text())
-            except json.JSONDecodeError:
-                raise ValueError(f"{out} is not a results file of this command (not JSON)") from None
-        if result.get("settings") != settings:
-            differ = [k for k in settings if result.get("settings", {}).get(k) != settings[k]]
-            parser.error(f"--resume: {out} holds a grid with other settings ({', '.join(differ)}): resume with "
-                         "the same ones, or write to another --out")
-    command = "python -m mlm_lib.experiments.electra_grid " + " ".join(sys.argv[1:] if argv is None else argv)
-    result.update(commands=result.get("commands", []) + [command], date=today(), machine=machine(),
+    options = {"--preset": args.preset, "--characters": characters, "--evals": args.evals, "--seed": args.seed,
+               "corpus sha256": corpus_sha256(), "--device": device.type, "--precision": precision}
+    out = open_run(parser, "electra_grid", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
+                   argv=argv)
+    result = {"runs": []} | out.record
+    command_line = "python -m mlm_lib.experiments.electra_grid " + " ".join(sys.argv[1:] if argv is None else argv)
+    result.update(commands=result.get("commands", []) + [command_line], date=today(), machine=machine(),
                   **devices.record(device, precision), settings=settings)
+    out.record = result
+    out.save()
     done = {(r["lr"], r["batch"]) for r in result["runs"]}
     threads = args.threads or max(1, torch.get_num_threads() // args.jobs)
     jobs = [dict(lr=lr, batch=batch, characters=characters, evals=args.evals, sizes=preset["sizes"],
@@ -119,9 +116,9 @@ def main(argv=None) -> dict:
     for record in run_jobs(cell, jobs, args.jobs, threads):
         result["runs"].append(record)
         result["runs"].sort(key=lambda r: (-r["lr"], r["batch"]))
-        write_json(out, result, indent=1)
-    write_json(out, result, indent=1)
-    return result
+        out.save()
+    out.finish()
+    return out.record
 
 
 if __name__ == "__main__":

@@ -20,10 +20,8 @@ Results are written after every run; `--resume` continues a stopped experiment. 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from pathlib import Path
 
 import torch
 
@@ -35,7 +33,8 @@ from ..finetune import (LABEL_NAMES, LEARNING_RATES, METHODS, TASK_MAX_LEN, enco
                         fine_tune, label_budget, task_splits)
 from ..model import BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
-from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
+from ._args import add_device_options, machine, refusals, today, where
+from ._run import command, open_run, seed_number, sha256_file
 
 # three rates each, then one more where the best was the edge of the first three (the full experiment ran them all)
 SWEEP = {"pretrained": (3e-5, 1e-4, 3e-4, 1e-3), "pretrained, mean": (3e-5, 1e-4, 3e-4, 1e-3),
@@ -106,36 +105,27 @@ def summary(runs: list[dict]) -> dict:
                 "validation_accuracy": sum(r["validation"]["accuracy"] for r in v) / len(v)} for k, v in out.items()}
 
 
+@command
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("experiment", choices=("curve", "lr"))
     parser.add_argument("--preset", choices=sorted(PRESETS), default="full")
-    parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every run)")
+    parser.add_argument("--out", required=True, help="the results file (rewritten after every run)")
     parser.add_argument("--model", help="the pretrained model.pt to fine-tune (default: the shipped character model)")
-    parser.add_argument("--seeds", type=whole_number(0), nargs="+", help="seeds to run (default: the preset's)")
-    parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
+    parser.add_argument("--seeds", type=seed_number, nargs="+", help="seeds to run (default: the preset's)")
+    parser.add_argument("--resume", action="store_true", help="continue --out with the same settings (the same "
+                        "--model, by its sha256): keep its runs, run the others")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     add_device_options(parser)
     args = parser.parse_args(argv)
     device, precision = where(parser, args)
-    out = output_file(parser, "--out", args.out, existing_ok=True)  # checked below
     settings = dict(PRESETS[args.preset])
     if args.seeds:
         settings["seeds"] = tuple(args.seeds)
-    runs, commands, base_seconds = [], [], 0.0
-    if args.resume and out.exists():
-        previous = json.loads(out.read_text())
-        base_seconds = previous.get("seconds", 0.0)
-        if previous.get("experiment") != args.experiment or previous.get("preset") != args.preset:
-            parser.error(f"--resume: {out} holds another experiment or preset; give a new --out")
-        runs, commands = previous["runs"], previous["commands"]
-    elif out.exists():
-        parser.error(f"{out} exists: give --resume to continue it, or another --out")
     model_path = args.model or default_model_path()
-    if Path(model_path).is_dir():
-        parser.error(f"--model {model_path} is a folder: give the model file in it, e.g. {Path(model_path) / 'model.pt'}")
-    checkpoint = load_checkpoint(model_path)
-    checkpoint.model.to(device)  # fine-tuning runs where the model is (fp32 everywhere: short runs)
+    with refusals(parser, "--model"):
+        checkpoint = load_checkpoint(model_path, map_location=device)  # fine-tuning runs where the model is (fp32)
     splits = task_splits(load_documents())
     if settings.get("test_examples"):  # the smoke preset: small held-out sets, so a test takes seconds
         for split in ("validation", "test"):
@@ -145,10 +135,32 @@ def main(argv=None) -> int:
                        "the task's speeches", "fine-tune a model pretrained on Shakespeare's plays (the default).")
     except ValueError as err:
         parser.error(str(err))
+    options = {"experiment": args.experiment, "--preset": args.preset, "--model sha256": sha256_file(model_path),
+               "--device": device.type}
+    out = open_run(parser, "finetune", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
+                   argv=argv)
+    previous = out.record
+    runs, commands, base_seconds = previous.get("runs", []), previous.get("commands", []), previous.get("seconds", 0.0)
     encoded = {s: encode_examples(splits[s]["examples"], checkpoint.tokenizer, TASK_MAX_LEN) for s in ("validation", "test")}
     data = {"checkpoint": checkpoint, "splits": splits, "encoded": encoded}
     done = {(r["method"], r["budget"], r["seed"], r.get("lr")) for r in runs}
     started = time.perf_counter()
+    command = "python -m mlm_lib.experiments.finetune " + " ".join(sys.argv[1:] if argv is None else argv)
+
+    def save(finished=False):
+        out.record = {"experiment": args.experiment, "commands": commands + ([command] if command not in commands else []),
+                      "date": today(), "machine": machine(), **devices.record(device, "fp32"),
+                      "preset": args.preset,
+                      "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()},
+                      "learning_rates": LEARNING_RATES if args.experiment == "curve" else {k: list(v) for k, v in SWEEP.items()},
+                      "model": str(args.model or "shipped: mlm_lib/course/assets/checkpoints/shakespeare-char-64.pt"),
+                      "max_len": TASK_MAX_LEN,
+                      "splits": {s: {"plays": v["plays"], "examples": len(v["examples"])} for s, v in splits.items()},
+                      "seconds": base_seconds + time.perf_counter() - started,
+                      "runs": runs, "summary": summary(runs)}
+        out.finish(finished)
+
+    save()
     for method, budget, seed, lr in plan(args.experiment, settings):
         if (method, budget, seed, lr) in done:
             continue
@@ -157,20 +169,10 @@ def main(argv=None) -> int:
         record = run(method, budget, seed, lr, data, settings)
         record["sweep"] = args.experiment == "lr"
         runs.append(record)
-        command = "python -m mlm_lib.experiments.finetune " + " ".join(sys.argv[1:] if argv is None else argv)
-        result = {"experiment": args.experiment, "commands": commands + ([command] if command not in commands else []),
-                  "date": today(), "machine": machine(), **devices.record(device, "fp32"),
-                  "preset": args.preset,
-                  "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()},
-                  "learning_rates": LEARNING_RATES if args.experiment == "curve" else {k: list(v) for k, v in SWEEP.items()},
-                  "model": str(args.model or "shipped: mlm_lib/course/assets/checkpoints/shakespeare-char-64.pt"),
-                  "max_len": TASK_MAX_LEN,
-                  "splits": {s: {"plays": v["plays"], "examples": len(v["examples"])} for s, v in splits.items()},
-                  "seconds": base_seconds + time.perf_counter() - started,
-                  "runs": runs, "summary": summary(runs)}
-        write_json(out, result)
+        save()
         print(f"  test {record['test']['accuracy']:.3f}, validation {record['validation']['accuracy']:.3f}, "
               f"{record['seconds']:.0f} s", file=sys.stderr, flush=True)
+    save(finished=True)
     return 0
 
 

@@ -2,7 +2,7 @@
 was trained on.
 
     python -m mlm_lib.experiments.lengths CHECKPOINT --lengths 16 32 64 96 128 --out lengths.json
-    python -m mlm_lib.experiments.lengths CHECKPOINT --keep 64 --save OUT.pt
+    python -m mlm_lib.experiments.lengths CHECKPOINT --keep 64 --out kept.json       # the copy: kept/model.pt
 
 A model whose training ended at windows of 64 has position rows 64-127 that no step ever trained: at those
 lengths it answers, but worse (measured here), instead of refusing. `--keep N` writes a copy with only the
@@ -15,16 +15,19 @@ The held-out text is the course's: the last 5% of the corpus, encoded with the c
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
 
 from .. import devices
-from ..checkpoints import load_checkpoint, save_checkpoint
+from ..checkpoints import MASKED_LM, load_checkpoint, save_checkpoint
 from ..data import check_coverage, load_corpus, train_val_split
 from ..masking import EVAL_SEED
 from ..training import evaluate
-from ._args import add_device_options, machine, output_file, refusals, today, where, whole_number, write_json
+from ._args import add_device_options, machine, refusals, today, where
+from ._run import command, fits_in_memory, open_run, sha256_file, whole_number
 
 
 def accuracy_by_length(model, tokenizer, val_ids, lengths, windows: int) -> dict:
@@ -46,39 +49,48 @@ def accuracy_by_length(model, tokenizer, val_ids, lengths, windows: int) -> dict
     return out
 
 
+@command
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("checkpoint", help="a model.pt written by mlm_lib (e.g. the shipped shakespeare-char.pt)")
+    parser.add_argument("checkpoint", help="a masked LM's model.pt written by mlm_lib (e.g. the shipped "
+                        "shakespeare-char.pt)")
     parser.add_argument("--lengths", type=whole_number(1), nargs="+", default=[16, 32, 64, 96, 128])
     parser.add_argument("--windows", type=whole_number(1), default=1024, help="held-out windows per length")
     parser.add_argument("--corpus", help="the UTF-8 text the checkpoint was trained on (default: Shakespeare)")
-    parser.add_argument("--out", help="JSON file for the accuracies")
-    parser.add_argument("--keep", type=whole_number(1), help="keep only this many position rows ...")
-    parser.add_argument("--save", help="... and write that copy here (may be the checkpoint itself)")
-    parser.add_argument("--overwrite", action="store_true", help="replace --out or --save if it exists (--save may "
-                        "then be the checkpoint itself)")
+    parser.add_argument("--out", help="the results file for the accuracies; the copy --keep writes goes in the "
+                        "folder of the same name without .json, as model.pt")
+    parser.add_argument("--keep", type=whole_number(1), help="write a copy of the model with only this many position "
+                        "rows (needs --out)")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out (and its model.pt) if it exists")
     add_device_options(parser)
     args = parser.parse_args(argv)
     device, precision = where(parser, args)
-    out = output_file(parser, "--out", args.out, existing_ok=args.overwrite)
-    save = output_file(parser, "--save", args.save, existing_ok=args.overwrite)
-    if (args.keep is None) != (save is None):
-        parser.error("--keep and --save go together: --keep 64 --save OUT.pt")
-    if Path(args.checkpoint).is_dir():
-        parser.error(f"{args.checkpoint} is a folder: give the model file in it, e.g. {Path(args.checkpoint) / 'model.pt'}")
-    if not Path(args.checkpoint).is_file():
-        parser.error(f"{args.checkpoint}: no such file")
-    checkpoint = load_checkpoint(args.checkpoint)
-    model, tokenizer = checkpoint.model.to(device).eval(), checkpoint.tokenizer  # evaluated where it is (fp32)
+    if args.keep is not None and args.out is None:
+        parser.error(f"--keep {args.keep} writes a model: give --out (e.g. --out lengths.json keeps it in lengths/model.pt)")
+    fits_in_memory(parser, "--windows" if max(args.lengths) <= 4096 else "--lengths",
+                   args.windows * max(args.lengths) * 40,
+                   f"{args.windows:,} held-out windows of up to {max(args.lengths):,} tokens")
+    with refusals(parser):
+        checkpoint = load_checkpoint(args.checkpoint, expect=MASKED_LM, map_location=device)
+    model, tokenizer = checkpoint.model.eval(), checkpoint.tokenizer  # evaluated where it is (fp32)
     if args.keep is not None and args.keep > model.config.max_len and hasattr(model.embeddings, "position"):
         parser.error(f"--keep {args.keep}: the model has only {model.config.max_len} position rows")
     with refusals(parser, "--corpus" if args.corpus else None):
-        held_out = train_val_split(load_corpus(args.corpus))[1]
+        text = load_corpus(args.corpus)
+        held_out = train_val_split(text)[1]
     try:
         check_coverage(tokenizer, held_out, "the held-out text", "give the corpus the model was trained on with "
                        "--corpus (default: Shakespeare's plays).")
     except ValueError as err:
         parser.error(str(err))
+    options = {"checkpoint sha256": sha256_file(args.checkpoint), "--lengths": args.lengths, "--windows": args.windows,
+               "--corpus sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "--keep": args.keep,
+               "--device": device.type}
+    measured = Path(os.path.realpath(args.checkpoint))
+    if args.out is not None and measured.parent == Path(os.path.realpath(args.out)).with_suffix(""):
+        parser.error(f"--out {args.out} keeps its files in the folder that holds {args.checkpoint}, the checkpoint "
+                     "measured: give another --out (nothing was written)")
+    out = open_run(parser, "lengths", args.out, options=options, overwrite=args.overwrite, resumable=False, argv=argv)
     val_ids = tokenizer.encode(held_out)
     result = {"command": "python -m mlm_lib.experiments.lengths " + " ".join(sys.argv[1:] if argv is None else argv),
               "checkpoint": Path(args.checkpoint).name, "machine": machine(), **devices.record(device, "fp32"),
@@ -92,11 +104,14 @@ def main(argv=None) -> dict:
         if args.keep > model.config.max_len:  # RoPE: no rows to keep; accept up to the length measured to hold
             model.config = replace(model.config, max_len=args.keep)
         model.cpu().keep_positions(args.keep)
-        save_checkpoint(save, model, tokenizer, optimizer=None, train_state=checkpoint.train_state)
+        kept = out.path("model.pt")
+        save_checkpoint(kept, model, tokenizer, optimizer=None, train_state=checkpoint.train_state)
         result["kept_positions"] = args.keep
-        print(f"kept the first {args.keep} position rows: {save}")
+        result["kept_model"] = str(kept)
+        print(f"kept the first {args.keep} position rows: {kept}")
     if out is not None:
-        write_json(out, result, indent=1)
+        out.record = result
+        out.finish()
     return result
 
 

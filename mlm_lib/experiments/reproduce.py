@@ -12,12 +12,12 @@ old loops, and the report says which numbers the new loop reproduces (`assets/re
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import re
 from pathlib import Path
 
-from ._args import machine, output_file, today, write_json
+from ._args import machine, today
+from ._run import command, kind_of, open_run, read_results
 
 # keys that measure the clock or describe the run rather than what it computed
 SKIPPED = ("seconds", "date", "machine", "command")
@@ -73,7 +73,11 @@ def compare(shipped, rerun) -> dict:
 
 
 def run_name(run: dict) -> str:
-    return next(str(run[k]) for k in NAME_KEYS if k in run)
+    """What names a run: its label, variant, recipe or objective; a cell of a grid by its learning rate and batch."""
+    name = next((str(run[k]) for k in NAME_KEYS if k in run), None)
+    if name is None and "lr" in run:
+        name = f"lr {run['lr']:g}" + (f", {run['batch']} a step" if "batch" in run else "")
+    return name or "run"
 
 
 def keyed(records: list) -> dict:
@@ -110,15 +114,16 @@ def compare_files(shipped: dict, rerun: dict) -> dict:
         if key not in fresh:
             missing.append(list(key))
             continue
-        pair = ((_without(r["history"], WHOLE_RUN_FIGURES), _without(fresh[key]["history"], WHOLE_RUN_FIGURES))
-                if partial else (r, fresh[key]))
+        ours, theirs = r.get("history", {}), fresh[key].get("history", {})  # (a grid's cells keep a "curve")
+        pair = ((_without(ours, WHOLE_RUN_FIGURES), _without(theirs, WHOLE_RUN_FIGURES)) if partial
+                else (r, fresh[key]))
         runs.append({"name": key[0], "seed": key[1], **compare(*pair),
-                     "lr_one_step_later": lr_one_step_later(r["history"], fresh[key]["history"])})
+                     "lr_one_step_later": lr_one_step_later(ours, theirs)})
     # files without runs (mlm_vs_ltr) keep their curves and results at the top level; a summary averages
     # over runs, so it compares only when the re-run has them all, each to its end
     whole = not partial and not missing
     rest = [{k: keyed(v) if k == "finetuned" else v for k, v in f.items()
-             if k not in ("runs", "settings", "preset", "stop_at") and (whole or k != "summary")}
+             if k not in ("runs", "settings", "preset", "stop_at", "options") and (whole or k != "summary")}
             for f in (shipped, rerun)]
     return {"runs": runs, "missing": missing, "rest": compare(*rest), "stop_at": rerun.get("stop_at"),
             "summary_compared": whole and "summary" in shipped,
@@ -151,30 +156,49 @@ def table(report: dict) -> str:
     return "\n".join(lines)
 
 
+def refusal(shipped_path, rerun_path, shipped: dict, rerun: dict, comparison: dict) -> str | None:
+    """Why two files cannot be compared, or None: they were written by different commands, or they share no run
+    (no run of the same name and seed) or, for files without runs, no figure. "None differ" must mean reproduced."""
+    kinds = kind_of(shipped), kind_of(rerun)
+    if None not in kinds and kinds[0] != kinds[1]:
+        return (f"{shipped_path} is a results file of `{kinds[0]}` and {rerun_path} of `{kinds[1]}`: nothing to "
+                "compare (give a shipped file and a re-run of the same command)")
+    if shipped.get("runs") and rerun.get("runs") and not comparison["runs"]:
+        names = ", ".join(f"{n} seed {s}" for n, s in comparison["missing"][:4])
+        return (f"{rerun_path} has no run of {shipped_path} ({names}...): nothing to compare (re-run some of "
+                "the same runs: the same recipes or variants and seeds)")
+    if not comparison["runs"] and not comparison["rest"]["compared"]:
+        return (f"{rerun_path} holds nothing that matches {shipped_path} (no run of the same name and seed, no "
+                "shared figure): nothing to compare. Are they results of the same command?")
+    return None
+
+
+@command
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("pairs", nargs="+", metavar="FILE",
                         help="shipped file, then its re-run, for as many pairs as you like")
-    parser.add_argument("--out", help="JSON file for the report")
+    parser.add_argument("--out", help="the results file for the report")
     parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     args = parser.parse_args(argv)
     if len(args.pairs) % 2:
         parser.error("give the files in pairs: SHIPPED.json RERUN.json [SHIPPED.json RERUN.json ...]")
-    out = output_file(parser, "--out", args.out, existing_ok=args.overwrite)
+    out = open_run(parser, "reproduce", args.out, options={"files": args.pairs}, overwrite=args.overwrite,
+                   resumable=False, argv=argv)
     files = []
     for shipped_path, rerun_path in zip(args.pairs[::2], args.pairs[1::2]):
         loaded = []
         for path in (shipped_path, rerun_path):
             try:
-                loaded.append(json.loads(Path(path).read_text()))
-            except (OSError, ValueError) as err:
-                parser.error(f"cannot read {path} as JSON ({err}): give a results file a command wrote")
+                loaded.append(read_results(path, option="file"))
+            except ValueError as err:
+                parser.error(f"{err}: give a results file a command wrote")
         rerun_meta = {k: loaded[1].get(k) for k in ("command", "commands", "date", "machine", "seconds",
                                                       "wall_seconds") if k in loaded[1]}
         comparison = compare_files(*loaded)
-        if not comparison["runs"] and not comparison["rest"]["compared"]:  # "none differ" would read as reproduced
-            parser.error(f"{rerun_path} holds nothing that matches {shipped_path} (no run of the same name and seed, "
-                         "no shared figure): are they results of the same command?")
+        why = refusal(shipped_path, rerun_path, *loaded, comparison)
+        if why:
+            parser.error(why)
         files.append({"shipped": Path(shipped_path).name, "rerun": str(rerun_path), "rerun_meta": rerun_meta,
                       "comparison": comparison})
     report = {"command": "python -m mlm_lib.experiments.reproduce " + " ".join(args.pairs)
@@ -183,7 +207,8 @@ def main(argv=None) -> dict:
               "files": files}
     print(table(report))
     if out is not None:
-        write_json(out, report, indent=1)
+        out.record = report
+        out.finish()
     return report
 
 

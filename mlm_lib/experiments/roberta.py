@@ -21,7 +21,6 @@ Notebook 10, §4, plots them.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 
@@ -34,7 +33,8 @@ from ..model import MODEL_SIZES, BertConfig, BertForMLM, BertForPreTraining
 from ..pairs import MaskedPairs, PairStream, encode_documents, load_documents, sentence_pairs, split_documents
 from ..training import TrainConfig, train
 from ..wordpiece import COURSE_RULE, WordPieceTokenizer
-from ._args import add_device_options, machine, output_file, refusals, today, where, whole_number, write_json
+from ._args import add_device_options, machine, refusals, today, where
+from ._run import command, corpus_sha256, open_run, seed_number, whole_number
 
 # one variant: (name, model kind, stream options)
 EXPERIMENTS = {
@@ -143,42 +143,55 @@ def summary(runs: list[dict]) -> dict:
 
 
 
+@command
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("experiment", choices=sorted(EXPERIMENTS))
     parser.add_argument("--preset", choices=sorted(PRESETS), default="full")
-    parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every run)")
-    parser.add_argument("--seeds", type=whole_number(0), nargs="+", help="seeds to run (default: the preset's)")
+    parser.add_argument("--out", required=True, help="the results file (rewritten after every run)")
+    parser.add_argument("--seeds", type=seed_number, nargs="+", help="seeds to run (default: the preset's)")
     parser.add_argument("--steps", type=whole_number(1), help="training steps per run (default: the preset's)")
     parser.add_argument("--corpus", help="a UTF-8 text file (documents separated by two blank lines); "
                                          "default: Shakespeare's plays")
-    parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
+    parser.add_argument("--resume", action="store_true", help="continue --out with the same settings: keep its runs, "
+                        "run the others (a run stopped half-way starts again: its pair stream is not in a resume state)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     add_device_options(parser)
     args = parser.parse_args(argv)
     device, precision = where(parser, args)
-    out = output_file(parser, "--out", args.out, existing_ok=True)  # checked below
     settings = dict(PRESETS[args.preset])
     if args.steps:
         settings.update(steps=args.steps, eval_every=max(1, min(settings["eval_every"], args.steps // 2)),
                         warmup_steps=min(settings["warmup_steps"], max(1, args.steps // 10)))
     seeds = tuple(args.seeds) if args.seeds else settings["seeds"]
-    runs, commands = [], []
-    if args.resume and out.exists():
-        previous = json.loads(out.read_text())
-        if previous.get("settings", {}).get("steps") != settings["steps"] or previous.get("experiment") != args.experiment:
-            parser.error(f"--resume: {out} holds another experiment or other settings; give a new --out")
-        runs, commands = previous["runs"], previous["commands"]
-    elif out.exists():
-        parser.error(f"{out} exists: give --resume to continue it, or another --out")
     started = time.perf_counter()
     with refusals(parser, "--corpus" if args.corpus else None):
         tokenizer, train_docs, val_docs, names = prepare(settings, args.corpus)
+        corpus = corpus_sha256(args.corpus)
+    options = {"experiment": args.experiment, "--preset": args.preset, "--steps": settings["steps"],
+               "--corpus sha256": corpus, "--device": device.type, "--precision": precision}
+    out = open_run(parser, "roberta", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
+                   argv=argv)
+    runs, commands = out.record.get("runs", []), out.record.get("commands", [])
     if settings.get("train_documents"):  # the smoke preset: a few plays, so a test takes seconds
         train_docs, names = train_docs[: settings["train_documents"]], names[: settings["train_documents"]]
     val_sets = held_out_sets(tokenizer, val_docs, settings)
     data = (tokenizer, train_docs, {k: val_sets[k] for k in EVAL_SETS[args.experiment]})
     done = {(r["variant"], r["seed"]) for r in runs}
+    command_line = "python -m mlm_lib.experiments.roberta " + " ".join(sys.argv[1:] if argv is None else argv)
+
+    def save(finished=False):
+        out.record = {"experiment": args.experiment, "commands": commands + [command_line], "date": today(),
+                      "machine": machine(), **devices.record(device, precision),
+                      "preset": args.preset, "settings": {k: list(v) if isinstance(v, tuple) else v
+                                                          for k, v in settings.items()},
+                      "training_documents": names, "vocab_size": tokenizer.vocab_size,
+                      "seconds": time.perf_counter() - started,
+                      "runs": runs, "summary": summary(runs) if runs else {}}
+        out.finish(finished)
+
+    save()
     for seed in seeds:  # seed by seed, so a stopped experiment still compares every variant
         for variant in EXPERIMENTS[args.experiment]:
             if (variant[0], seed) in done:
@@ -186,16 +199,10 @@ def main(argv=None) -> int:
             print(f"{args.experiment}: {variant[0]}, seed {seed}", file=sys.stderr, flush=True)
             runs.append(run(args.experiment, variant, data, seed=seed, settings=settings, device=device,
                             precision=precision))
-            command = "python -m mlm_lib.experiments.roberta " + " ".join(sys.argv[1:] if argv is None else argv)
-            result = {"experiment": args.experiment, "commands": commands + [command], "date": today(),
-                      "machine": machine(), **devices.record(device, precision),
-                      "preset": args.preset, "settings": {k: list(v) if isinstance(v, tuple) else v
-                                                          for k, v in settings.items()},
-                      "training_documents": names, "vocab_size": tokenizer.vocab_size,
-                      "seconds": time.perf_counter() - started, "runs": runs, "summary": summary(runs)}
-            write_json(out, result)
-            figures = result["summary"][variant[0]]
+            save()
+            figures = out.record["summary"][variant[0]]
             print("  " + ", ".join(f"{k} {v:.4f}" for k, v in figures.items() if k != "seeds"), file=sys.stderr)
+    save(finished=True)
     return 0
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -22,7 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ._args import machine, output_file, today, whole_number, write_json
+from ._args import machine, today
+from ._run import command, open_run, whole_number
 from .pretrain import CONFIGS
 
 WARMUP = 3
@@ -49,9 +51,22 @@ def run_once(config: str, steps: int, processes: int, threads: int, folder: Path
         command[1:3] = ["-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={processes}", "-m",
                         "mlm_lib.experiments.pretrain"]
     env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
-    done = subprocess.run(command, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    # in a session of its own, so that Ctrl-C reaches it once, from here: it then stops as any command does, and
+    # torchrun stops its processes, before this one reports (nothing is left running)
+    child = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)
+    try:
+        stdout, stderr = child.communicate()
+    except KeyboardInterrupt as stop:
+        child.send_signal(getattr(stop, "signal", signal.SIGINT))
+        try:
+            child.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+        raise
+    if child.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{stdout[-2000:]}{stderr[-2000:]}")
     log = json.loads((folder / "log.json").read_text())
     seconds = log["history"]["seconds"]
     steps_seconds = [b - a for a, b in zip(seconds, seconds[1:])][WARMUP - 1:] or [seconds[-1]]
@@ -74,35 +89,47 @@ def summary(runs: list[dict]) -> list[dict]:
     return out
 
 
+@command
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--config", default="shakespeare-char", choices=sorted(CONFIGS))
     parser.add_argument("--steps", type=whole_number(WARMUP + 1), default=40, help="steps per run (default 40)")
     parser.add_argument("--repeats", type=whole_number(1), default=3, help="rounds of every layout (default 3)")
-    parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every run)")
+    parser.add_argument("--out", required=True, help="the results file (rewritten after every run)")
+    parser.add_argument("--resume", action="store_true", help="continue --out with the same settings: keep its runs, "
+                        "run the missing rounds")
     parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     parser.add_argument("--cpus", type=whole_number(1), default=cpus(),
                         help=f"use at most this many threads in all (default: this process's CPUs, {cpus()})")
     args = parser.parse_args(argv)
-    out = output_file(parser, "--out", args.out, existing_ok=args.overwrite)
+    options = {"--config": args.config, "--steps": args.steps, "--cpus": args.cpus}
+    out = open_run(parser, "scaling", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
+                   argv=argv)
     plan = layouts(args.cpus)
-    runs, started = [], time.perf_counter()
-    result = {}
+    runs, started = out.record.get("runs", []), time.perf_counter()
+    done = {(r["round"], r["processes"], r["threads"]) for r in runs}
+    command_line = "python -m mlm_lib.experiments.scaling " + " ".join(sys.argv[1:] if argv is None else argv)
+
+    def save(finished=False):
+        out.record = {"command": command_line, "config": args.config, "steps": args.steps, "cpus": args.cpus,
+                      "machine": machine(), "date": today(), "seconds": time.perf_counter() - started, "runs": runs,
+                      "summary": summary(runs)}
+        out.finish(finished)
+
+    save()
     with tempfile.TemporaryDirectory() as scratch:
         for round_ in range(args.repeats):
             for processes, threads in plan:
+                if (round_, processes, threads) in done:
+                    continue
                 record = run_once(args.config, args.steps, processes, threads, Path(scratch) / "run")
                 record["round"] = round_
                 runs.append(record)
                 print(f"{processes} process(es) x {threads} thread(s): {record['tokens_per_s']:,.0f} tokens/s",
                       file=sys.stderr, flush=True)
-                result = {"command": "python -m mlm_lib.experiments.scaling " + " ".join(
-                              sys.argv[1:] if argv is None else argv),
-                          "config": args.config, "steps": args.steps, "cpus": args.cpus, "machine": machine(),
-                          "date": today(), "seconds": time.perf_counter() - started, "runs": runs,
-                          "summary": summary(runs)}
-                write_json(out, result, indent=1)
-    return result
+                save()
+    save(finished=True)
+    return out.record
 
 
 if __name__ == "__main__":

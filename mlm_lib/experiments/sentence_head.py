@@ -30,7 +30,6 @@ Notebook 10, section 3, plots them.
 from __future__ import annotations
 
 import argparse
-import json
 import shlex
 import sys
 import time
@@ -44,7 +43,8 @@ from ..model import BertForPreTraining
 from ..pairs import (MaskedPairs, PairStream, encode_documents, equal_halves, load_documents, sentence_pairs,
                      split_documents)
 from ..training import TrainConfig, train
-from ._args import add_device_options, machine, output_file, today, where, whole_number, write_json
+from ._args import add_device_options, machine, today, where
+from ._run import command, open_run, seed_number, sha256_file, whole_number
 from .roberta import final_figures
 
 # one variant: (name, SOP instead of NSP, learning rate; None: the preset's)
@@ -123,21 +123,32 @@ def summary(runs: list[dict]) -> dict:
     return out
 
 
+def stopped(record: dict, settings: dict) -> int | None:
+    """The step a run was stopped at (--stop-at) before the end of its budget, or None for a finished run."""
+    steps = record["history"]["step"]
+    return steps[-1] if steps and steps[-1] < settings["steps"] else None
+
+
+@command
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", choices=sorted(PRESETS), default="full")
-    parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every run)")
-    parser.add_argument("--seeds", type=whole_number(0), nargs="+", help="seeds to run (default: the preset's)")
+    parser.add_argument("--out", required=True, help="the results file (rewritten after every run)")
+    parser.add_argument("--seeds", type=seed_number, nargs="+", help="seeds to run (default: the preset's)")
     parser.add_argument("--variants", nargs="+", choices=[v[0] for v in VARIANTS], metavar="VARIANT",
                         help="variants to run (default: all): " + ", ".join(repr(v[0]) for v in VARIANTS))
     parser.add_argument("--steps", type=whole_number(1), help="training steps per run (default: the preset's)")
-    parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
-    parser.add_argument("--stop-at", type=whole_number(1), help="end every pretraining at this step, its schedules still planned for the whole run: a quick check of a re-run against the shipped file (python -m mlm_lib.experiments.reproduce)")
+    parser.add_argument("--resume", action="store_true", help="continue --out with the same settings: keep its "
+                        "finished runs, run the others (a run stopped half-way, or by --stop-at, runs again from its "
+                        "start: its pair stream is not in a resume state)")
+    parser.add_argument("--stop-at", type=whole_number(1), help="end every pretraining at this step, its schedules "
+                        "still planned for the whole run: a quick check of a re-run against the shipped file (python "
+                        "-m mlm_lib.experiments.reproduce); --resume finishes them")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
     add_device_options(parser)
     args = parser.parse_args(argv)
     device, precision = where(parser, args)
-    out = output_file(parser, "--out", args.out, existing_ok=True)  # checked below
     settings = dict(PRESETS[args.preset])
     if args.steps:
         settings.update(steps=args.steps, eval_every=max(1, min(settings["eval_every"], args.steps // 2)),
@@ -147,14 +158,13 @@ def main(argv=None) -> int:
                      "which the summary reads: give at least that")
     seeds = tuple(args.seeds) if args.seeds is not None else settings["seeds"]
     variants = [v for v in VARIANTS if args.variants is None or v[0] in args.variants]
-    runs, commands = [], []
-    if args.resume and out.exists():
-        previous = json.loads(out.read_text())
-        if previous.get("settings", {}).get("steps") != settings["steps"] or "sentence_head" != previous.get("experiment"):
-            parser.error(f"--resume: {out} holds another experiment or other settings; give a new --out")
-        runs, commands = previous["runs"], previous["commands"]
-    elif out.exists():
-        parser.error(f"{out} exists: give --resume to continue it, or another --out")
+    start_path = reference_checkpoint_path(settings["start"])
+    options = {"--preset": args.preset, "--steps": settings["steps"], "start model sha256": sha256_file(start_path),
+               "--device": device.type, "--precision": precision}
+    out = open_run(parser, "sentence_head", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
+                   argv=argv)
+    runs = [r for r in out.record.get("runs", []) if stopped(r, settings) is None]  # stopped ones run again
+    commands = out.record.get("commands", [])
     started = time.perf_counter()
     checkpoint = reference_checkpoint(settings["start"])
     train_docs, val_docs = split_documents(load_documents(None))
@@ -164,6 +174,19 @@ def main(argv=None) -> int:
     data = (checkpoint, train_ids, eval_sets(train_ids, val_ids, checkpoint.tokenizer, settings))
     done = {(r["variant"], r["seed"]) for r in runs}
     command = "python -m mlm_lib.experiments.sentence_head " + shlex.join(sys.argv[1:] if argv is None else argv)
+
+    def save(finished=False):
+        halted = [stopped(r, settings) for r in runs if stopped(r, settings)]
+        finals = [r for r in runs if stopped(r, settings) is None]
+        out.record = {"experiment": "sentence_head", "commands": commands + [command], "date": today(),
+                      "machine": machine(), **devices.record(device, precision), "preset": args.preset,
+                      "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()},
+                      "training_documents": names, "held_out_documents": list(val_docs),
+                      "seconds": time.perf_counter() - started, "runs": runs,
+                      "summary": summary(runs if halted else finals), **({"stop_at": max(halted)} if halted else {})}
+        out.finish(finished and not halted)
+
+    save()
     for seed in seeds:  # seed by seed, so a stopped experiment still compares every variant
         for variant in variants:
             if (variant[0], seed) in done:
@@ -171,16 +194,18 @@ def main(argv=None) -> int:
             print(f"sentence head: {variant[0]}, seed {seed}", file=sys.stderr, flush=True)
             runs.append(run(variant, data, seed=seed, settings=settings, stop_at=args.stop_at, device=device,
                             precision=precision))
-            result = {"experiment": "sentence_head", "commands": commands + [command], "date": today(),
-                      "machine": machine(), **devices.record(device, precision), "preset": args.preset,
-                      "settings": {k: list(v) if isinstance(v, tuple) else v for k, v in settings.items()},
-                      "training_documents": names, "held_out_documents": list(val_docs),
-                      "seconds": time.perf_counter() - started, "runs": runs, "summary": summary(runs),
-                      **({"stop_at": args.stop_at} if args.stop_at else {})}
-            write_json(out, result)
-            figures = result["summary"][variant[0]]
+            save()
+            figures = out.record["summary"][variant[0]]
             print("  " + ", ".join(f"{k} {v:.3f}" for k, v in figures.items() if k != "seeds"), file=sys.stderr)
+    save(finished=True)
     return 0
+
+
+def reference_checkpoint_path(name: str):
+    """The file of a shipped checkpoint (its sha256 goes in the record: a resumed run starts from the same model)."""
+    from importlib.resources import files
+
+    return files("mlm_lib.course.assets") / "checkpoints" / f"{name}.pt"
 
 
 if __name__ == "__main__":

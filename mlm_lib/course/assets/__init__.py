@@ -62,11 +62,13 @@ def load_model(path=None, *, name: str = "shakespeare-char") -> Checkpoint:
 
 
 def load_model_log(path=None) -> dict:
-    """The training log of that model: the shipped one, or the `log.json` the command wrote beside `path`."""
+    """The training log of that model: the shipped one, or the log a command wrote beside `path` (`NAME.json` for a
+    model kept by `speedrun --keep-models` as NAME.pt, `log.json` beside pretrain's model.pt)."""
     if path is None:
         return reference_log()
-    log = Path(path).parent / "log.json"
-    if not log.is_file():
-        raise FileNotFoundError(f"No log.json beside {path}: the pretrain command writes one with model.pt "
-                                "(python -m mlm_lib.experiments.pretrain --out FOLDER).")
-    return json.loads(log.read_text())
+    for log in (Path(path).with_suffix(".json"), Path(path).parent / "log.json"):
+        if log.is_file():
+            return json.loads(log.read_text())
+    raise FileNotFoundError(f"No log beside {path}: the pretrain command writes log.json with model.pt "
+                            "(python -m mlm_lib.experiments.pretrain --out FOLDER), and speedrun --keep-models "
+                            "NAME.json with NAME.pt.")
