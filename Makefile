@@ -13,7 +13,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 NOTEBOOKS := $(wildcard notebooks/*/[0-9][0-9]_*.ipynb)
 BENCH_OUT ?= runs/bench-2core
 
-.PHONY: lab test test-fast student bench notebooks release-notebooks book clean check-torch
+.PHONY: lab test test-fast student bench notebooks release-notebooks book clean check-torch gpu-check gpu-results
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,10 @@ $(VENV)/.lab-installed: pyproject.toml | $(VENV)/bin/python
 	$(if $(TORCH_INDEX),$(PY) -m pip install --retries 2 --timeout 20 "$(TORCH_REQUIREMENT)" --index-url $(TORCH_INDEX),)
 	$(PY) -m pip install -e .
 	$(MAKE) --no-print-directory check-torch
+	touch $@
+
+$(VENV)/.test-installed: pyproject.toml $(VENV)/.lab-installed
+	$(PY) -m pip install -e '.[test]'
 	touch $@
 
 check-torch:  ## which torch build .venv holds; with a CPU TORCH_INDEX, stop if pip brought a CUDA build anyway
@@ -49,6 +53,12 @@ release-notebooks: $(VENV)/.test-installed  ## re-execute every notebook once, i
 	$(PY) -m mlm_lib.course.release notebooks
 
 notebooks: release-notebooks
+
+gpu-check: $(VENV)/.test-installed    ## on one NVIDIA GPU: device tests, every notebook and every command there (< 5 min)
+	$(PY) -m mlm_lib.experiments.gpu check --out-dir runs/gpu
+
+gpu-results: $(VENV)/.test-installed  ## on one NVIDIA GPU: every GPU figure the course quotes, into runs/gpu (< 10 min)
+	$(PY) -m mlm_lib.experiments.gpu results --out-dir runs/gpu
 
 BOOK_VENV ?= .venv-book
 $(BOOK_VENV)/.installed: docs/book-requirements.txt

@@ -143,6 +143,15 @@ def device_name(device: torch.device | str) -> str:
     return f"{platform.machine() or 'unknown'} CPU"
 
 
+def same_weights(a: torch.nn.Module, b: torch.nn.Module) -> bool:
+    """Whether two models hold the same weights, bit for bit, wherever each of them is: tensors on two devices (a
+    model on a GPU, its copy loaded on the CPU) cannot be compared directly (`torch.equal` refuses), so each pair is
+    compared on the CPU. Notebook 05, section 6, checks a saved-and-loaded model with it."""
+    mine, theirs = a.state_dict(), b.state_dict()
+    return mine.keys() == theirs.keys() and all(
+        mine[k].shape == theirs[k].shape and torch.equal(mine[k].detach().cpu(), theirs[k].detach().cpu()) for k in mine)
+
+
 # the CPU features that change how fast (or whether) a lower precision runs: AVX-512 and its bfloat16 instructions,
 # Intel's AMX tiles (`cpu_record` lists those this CPU has)
 CPU_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile")
@@ -206,5 +215,5 @@ def record(device: torch.device | str, precision: str | None = None) -> dict:
     return {"device": str(device), "device_name": device_name(device), "precision": precision or precision_for(device)}
 
 
-__all__ = ["AUTO", "MPS_TRUSTED_FROM", "PRECISIONS", "describe", "device_name", "found", "grad_scaler", "machine_record", "machine_summary", "model_device",
+__all__ = ["AUTO", "MPS_TRUSTED_FROM", "PRECISIONS", "describe", "device_name", "found", "grad_scaler", "machine_record", "same_weights", "machine_summary", "model_device",
            "mps_available", "mps_trusted", "precision_for", "record", "resolve_device"]

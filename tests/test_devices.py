@@ -105,7 +105,7 @@ def test_train_and_predict_run_on_the_accelerator(name):
 COMMANDS = {
     "pretrain": (pretrain.main, ["--config", "smoke", "--out", "{tmp}/run"]),
     "speedrun": (speedrun.main, ["--preset", "smoke", "--minutes", "0.1", "--out", "{tmp}/s.json"]),
-    "electra": (electra.main, ["--preset", "smoke", "--out", "{tmp}/e.json"]),
+    "electra": (electra.main, ["--preset", "smoke", "--characters", "4096", "--out", "{tmp}/e.json"]),
     "finetune": (finetune.main, ["curve", "--preset", "smoke", "--out", "{tmp}/f.json"]),
     "curriculum": (curriculum.main, ["--preset", "smoke"]),
     "whole_word": (whole_word.main, ["--preset", "smoke"]),

@@ -183,21 +183,25 @@ def test_a_tokenizer_without_a_mask_token_is_refused(small_tokenizer):
 
 @pytest.mark.slow
 def test_the_electra_command_pretrains_then_fine_tunes_the_kept_models(tmp_path):
-    """The clock-bound half as a screen (--no-finetune: the record stays unfinished, the models wait in the folder
-    named after --out), then the step-bound half with --resume (N38: it did nothing; N43: --no-finetune with
-    --resume fine-tuned all the same)."""
+    """The pretrainings as a screen (--no-finetune: the record stays unfinished, the models wait in the folder
+    named after --out), then the fine-tunings with --resume (N38: it did nothing; N43: --no-finetune with --resume
+    fine-tuned all the same). Every arm reads the same budget of characters, at its own characters a step."""
     from mlm_lib.experiments import electra as command
 
     out = tmp_path / "e.json"
-    common = ["--seeds", "0", "--minutes", "0.02", "--preset", "smoke", "--out", str(out), "--keep-models",
-              "--threads", "1"]
+    common = ["--seeds", "0", "--characters", "12288", "--evals", "2", "--preset", "smoke", "--out", str(out),
+              "--keep-models", "--threads", "1"]
     first = command.main([*common, "--no-finetune"])
     assert [r["objective"] for r in first["pretrained"]] == ["mlm", "electra", "scratch"] and not first["finetuned"]
     assert first["status"] == "unfinished"
-    own = command.ELECTRA_RECIPES["own"]
-    electra_run = first["pretrained"][1]
-    assert (electra_run["lr"], electra_run["tokens_per_batch"]) == (
-        own["lr"], own["batch_times"] * first["pretrained"][0]["tokens_per_batch"])  # ELECTRA's recipe, not the MLM's
+    runs = {r["objective"]: r for r in first["pretrained"]}
+    own = command.ARMS["electra"]
+    assert (runs["electra"]["lr"], runs["electra"]["tokens_per_batch"]) == (
+        own["lr"], own["batch_times"] * runs["mlm"]["tokens_per_batch"])  # ELECTRA's recipe, not the MLM's
+    for arm in ("mlm", "electra"):  # equal work: the same budget of characters (a step of windows of length L reads
+        assert runs[arm]["steps"] * runs[arm]["tokens_per_batch"] == 12288  # (batch // L) x L, a little less)
+        assert 0.95 * 12288 <= runs[arm]["tokens"] <= 12288
+    assert runs["mlm"]["steps"] == 4 * runs["electra"]["steps"]
     kept = {p.name for p in (tmp_path / "e").iterdir()}
     assert kept >= {"mlm-s0.pt", "electra-s0.pt", "electra-s0-generator.pt"}
     screen = command.main([*common, "--no-finetune", "--resume"])  # still a screen: nothing fine-tuned
@@ -205,11 +209,33 @@ def test_the_electra_command_pretrains_then_fine_tunes_the_kept_models(tmp_path)
     second = command.main([*common, "--resume"])
     assert {(r["objective"], r["pretrain_seed"]) for r in second["finetuned"]} == {("mlm", 0), ("electra", 0),
                                                                                   ("scratch", 0)}
-    assert set(second["summary"]) == {f"{o} | {learner} | 16" for o in command.OBJECTIVES for learner in command.LEARNERS}
+    assert set(second["summary"]) == {f"{o} | {learner} | 16" for o in ("mlm", "electra", "scratch")
+                                      for learner in command.LEARNERS}
     assert second["status"] == "finished" and len(second["commands"]) == 3
     assert [r["steps"] for r in second["pretrained"]] == [r["steps"] for r in first["pretrained"]]  # not pretrained again
     again = command.main([*common, "--resume"])  # nothing left to do
     assert len(again["finetuned"]) == len(second["finetuned"])
+
+
+@pytest.mark.slow
+def test_the_arms_from_the_shipped_model_start_from_it_and_the_two_stage_generator_stays_frozen(tmp_path):
+    """`electra, two-stage` (the paper's second stage) and `mlm, continued` both start from the shipped masked LM,
+    read the same characters at the same learning rate and batch; the two-stage generator does not move."""
+    from mlm_lib.course.assets import reference_checkpoint
+    from mlm_lib.experiments import electra as command
+
+    result = command.main(["--seeds", "0", "--characters", "4096", "--evals", "1", "--preset", "smoke",
+                           "--objectives", "electra, two-stage", "mlm, continued", "--no-finetune", "--keep-models",
+                           "--threads", "1", "--out", str(tmp_path / "e.json")])
+    runs = {r["objective"]: r for r in result["pretrained"]}
+    assert {r["start"] for r in runs.values()} == {"two-stage", "shipped"}
+    assert runs["electra, two-stage"]["tokens"] == runs["mlm, continued"]["tokens"] == 4096
+    assert runs["electra, two-stage"]["lr"] == runs["mlm, continued"]["lr"]
+    shipped = reference_checkpoint().model.state_dict()
+    generator = load_checkpoint(tmp_path / "e" / "electra,-two-stage-s0-generator.pt").model.state_dict()
+    assert all(torch.equal(generator[k], v) for k, v in shipped.items())  # frozen
+    assert runs["electra, two-stage"]["trained_parameters"] < runs["electra, two-stage"]["parameters"]
+    assert 0.5 < runs["electra, two-stage"]["final"]["auc"] <= 1.0
 
 
 def test_hidden_spread_is_zero_for_a_collapsed_encoder_only():
@@ -221,16 +247,14 @@ def test_hidden_spread_is_zero_for_a_collapsed_encoder_only():
 
 
 @pytest.mark.slow
-def test_the_electra_command_runs_jobs_side_by_side_and_can_borrow_the_mlm_recipe(tmp_path):
+def test_the_electra_command_runs_jobs_side_by_side(tmp_path):
     from mlm_lib.experiments import electra as command
 
-    result = command.main(["--seeds", "0", "--minutes", "0.01", "--preset", "smoke", "--jobs", "2", "--no-finetune",
-                           "--objectives", "mlm", "electra", "--electra-recipe", "mlm", "--out", str(tmp_path / "e.json")])
+    result = command.main(["--seeds", "0", "--characters", "8192", "--evals", "1", "--preset", "smoke", "--jobs", "2",
+                           "--no-finetune", "--objectives", "mlm", "electra", "--out", str(tmp_path / "e.json")])
     runs = {r["objective"]: r for r in result["pretrained"]}
-    assert runs["electra"]["lr"] == runs["mlm"]["lr"] == 2e-3  # the masked LM's, as notebook 15's first runs
-    assert runs["electra"]["tokens_per_batch"] == runs["mlm"]["tokens_per_batch"]
     assert all(r["threads"] == 1 for r in runs.values())  # two cores shared out, one thread each
-    assert "spread" in runs["electra"]["final"]
+    assert "spread" in runs["electra"]["final"] and "replaced_recall_at_share" in runs["electra"]["final"]
 
 
 @pytest.mark.slow

@@ -73,8 +73,8 @@ def test_B31_speedrun_and_electra_resume_only_with_their_own_preset(command, tmp
     monkeypatch.setattr(command, "run_jobs", stopped)
     out = tmp_path / "s.json"
     with pytest.raises(SystemExit):  # a run of preset smoke, stopped at once: its record says so
-        command.main(["--preset", "smoke", "--minutes", "0.01", "--out", str(out), "--threads", "1"])
-    err = usage_error(capsys, command.main, ["--preset", "full", "--minutes", "0.01", "--out", str(out), "--resume"])
+        command.main(["--preset", "smoke", "--characters", "4096", "--out", str(out), "--threads", "1"])
+    err = usage_error(capsys, command.main, ["--preset", "full", "--characters", "4096", "--out", str(out), "--resume"])
     assert "--preset smoke, now full" in err
 
 
@@ -147,10 +147,11 @@ def test_A21_a_model_on_a_device_the_course_does_not_train_on_is_refused_by_name
         train(model, tokenizer, ids, ids, TrainConfig(steps=2, tokens_per_batch=64, schedule=fixed(16)), progress=False)
 
 
-@pytest.mark.parametrize("main", [speedrun.main, electra.main], ids=["speedrun", "electra"])
-def test_B29d_an_infinite_budget_is_a_usage_error(main, tmp_path, capsys):
-    err = usage_error(capsys, main, ["--preset", "smoke", "--minutes", "inf", "--out", str(tmp_path / "x.json")])
+def test_B29d_an_infinite_budget_is_a_usage_error(tmp_path, capsys):
+    err = usage_error(capsys, speedrun.main, ["--preset", "smoke", "--minutes", "inf", "--out", str(tmp_path / "x.json")])
     assert "--minutes: must be a finite number > 0, got inf" in err
+    err = usage_error(capsys, electra.main, ["--preset", "smoke", "--characters", "inf", "--out", str(tmp_path / "x.json")])
+    assert "--characters: 'inf' is not a whole number" in err
 
 
 def test_W04_W06_the_widgets_refuse_what_would_stall_or_mislead_them():

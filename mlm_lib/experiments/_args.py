@@ -43,7 +43,8 @@ def add_device_options(parser: argparse.ArgumentParser) -> None:
 
 def where(parser: argparse.ArgumentParser, args) -> tuple[torch.device, str]:
     """The device and precision `add_device_options` asked for, checked on this machine (a usage error naming
-    what it has otherwise); sets the thread count, and TF32 matmuls on an NVIDIA GPU."""
+    what it has otherwise); sets the thread count, and on an NVIDIA GPU TF32
+    matmuls (off with --precision fp32)."""
     try:
         device = resolve_device(args.device)
         precision = precision_for(device, args.precision)
@@ -57,8 +58,8 @@ def where(parser: argparse.ArgumentParser, args) -> tuple[torch.device, str]:
             print(f"warning: this machine is busy (other work keeps {load:.1f} of {cpus} CPUs busy): with "
                   f"{torch.get_num_threads()} threads each step can be many times slower; pass --threads 1",
                   file=sys.stderr, flush=True)
-    if device.type == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = True  # float32 matmuls on tensor cores, where they remain
+    if device.type == "cuda":  # float32 matmuls on tensor cores (TF32) with the autocast, full float32 with fp32
+        torch.backends.cuda.matmul.allow_tf32 = precision != "fp32"
     return device, precision
 
 

@@ -1,33 +1,42 @@
-"""ELECTRA against the course's masked LM at the same wall-clock budget, judged by what pretraining is for.
+"""ELECTRA against the course's masked LM at equal work, judged by what pretraining is for (notebook 15).
 
-    python -m mlm_lib.experiments.electra --seeds 0 1 --minutes 15 --preset laptop --jobs 2 --out mlm_lib/course/assets/results/electra-recipe.json
-    python -m mlm_lib.experiments.electra --preset smoke --minutes 0.05 --out /tmp/electra.json   # the tests
+    python -m mlm_lib.experiments.electra --objectives electra "electra, 40%" "electra, generator 1/2" "electra, warm generator" "electra, two-stage" "electra, two-stage, 40%" --seeds 0 --characters 2000000 --no-finetune --preset laptop --jobs 2 --out mlm_lib/course/assets/results/electra-options.json
+    python -m mlm_lib.experiments.electra --objectives "mlm, continued" "electra, two-stage" shipped scratch --seeds 0 1 2 --characters 4000000 --preset laptop --jobs 2 --out mlm_lib/course/assets/results/electra-stage2.json
+    python -m mlm_lib.experiments.electra --preset smoke --characters 20000 --out /tmp/electra.json   # the tests
 
-Notebook 15, §6. For each seed, two pretrainings of the same minutes of training on the clock (evaluations not
-counted), on the course's model size, with the speedrun's schedule (4% warm-up then linear decay to zero at the
-bell, windows 16 -> 128 over the first half):
-* `mlm`: the course's recipe, bert-40% (notebook 14): BERT's masked LM, 40% of positions selected, AdamW at 2e-3,
-  4,096 characters a step;
-* `electra`: the course's model as the discriminator, a generator a quarter as wide sharing its embeddings,
-  ELECTRA's masking (15% selected, 85% of them [MASK]) and loss (generator + 50 x discriminator), with ELECTRA's
-  own recipe (`ELECTRA_RECIPE`, chosen on notebook 15's grid, `electra_grid`); `--electra-recipe mlm` borrows the
-  masked LM's instead, as notebook 15's first runs did (their discriminators collapsed).
-Each is measured on its own objective on the held-out plays (the MLM: masked accuracy at BERT's 15% on the whole
-held-out text at 128; ELECTRA: the discriminator's accuracy and AUC at every position and the generator's masked
-accuracy, on 256 windows of 128). Then each pretrained encoder (the MLM's; ELECTRA's discriminator) is fine-tuned
-on notebook 11's verse-or-prose task with few labels — 50 and 200 speeches, where pretraining matters — with mean
-pooling, the whole network trained ("pretrained, mean") and with the encoder frozen ("frozen, mean"); and, as the
-floor, the same two learners from a randomly initialised encoder (objective `scratch`, notebook 11's scratch
-learning rate for the whole network). The
-`full` preset chooses each learner's learning rate on the validation plays (seed 0, 200 labels) from three, for
-each pretraining, three fine-tuning seeds; the `laptop` preset uses notebook 11's learning rates, two seeds. The
-test plays are read once, at the end.
-`--jobs 2` runs a seed's two pretrainings at once, each in its own process on one thread (the same minutes on the
-same machine for both, side by side). Results are written after every pretraining and every fine-tuning (`--resume`
-keeps them; a pretraining stopped half-way starts again). Each pretrained model waits for its fine-tuning in the
-folder named after --out (`e.json` -> `e/`); `--keep-models` keeps them there after it. `--no-finetune` pretrains
-only (a screen, recorded as unfinished); the same command without it and with `--resume` then fine-tunes the
-models kept.
+Every pretraining reads the same budget of training characters (`--characters`: steps = characters / characters a
+step, the schedules functions of the share spent), so a result is the same on any machine; an arm's own recipe
+says its learning rate and characters a step (`ARMS`). The arms:
+* `mlm`: the course's masked LM from random weights, bert-40% (notebook 14): 40% of positions selected, AdamW at
+  2e-3, 4,096 characters a step, windows 16 -> 128 over the first half, 4% warm-up then linear decay;
+* `electra`: ELECTRA from random weights, jointly (the paper's way): the course's model as the discriminator, a
+  generator a quarter as wide sharing its embeddings, ELECTRA's masking (15% selected, 85% of them [MASK]) and loss
+  (generator + 50 x discriminator), at ELECTRA's own learning rate and batch (5e-4, 16,384 characters a step:
+  notebook 15's grid, `electra_grid`, and ELECTRA-Small's); `electra, 40%` selects 40%; `electra, generator 1/2`
+  has a generator half as wide;
+* `electra, warm generator`: the generator starts as the course's shipped masked LM (`shakespeare-char`, the same
+  size as the discriminator), the discriminator from random weights but the embeddings they share
+  (`Electra.from_generator`), trained jointly at 5e-4, 4,096 characters a step;
+* `electra, two-stage`: the paper's second stage (`Electra.two_stage`): the discriminator starts from the shipped
+  masked LM's encoder, and that masked LM, frozen, is the generator; 5e-4, 4,096 characters a step, windows of 128
+  (the model already reads them); `electra, two-stage, 40%` selects 40%;
+* `mlm, continued`: the shipped masked LM trained on as a masked LM with the same characters, learning rate, batch
+  and windows as the two-stage arm (the other way to spend them);
+* `shipped` (the shipped masked LM as it is) and `scratch` (random weights): no pretraining, the fine-tuning's
+  reference and floor.
+Each is measured on its own objective on the held-out plays (a masked LM: masked accuracy at BERT's 15% on the
+whole held-out text at 128; ELECTRA: the discriminator's AUC, its recall of replaced tokens, and the generator's
+masked accuracy, on 256 windows of 128), `--evals` times along the run. Then each encoder (a masked LM's; ELECTRA's
+discriminator) is fine-tuned on notebook 11's verse-or-prose task with few labels — 50 and 200 speeches, where
+pretraining matters — mean pooling, the whole network trained ("pretrained, mean") and the encoder frozen ("frozen,
+mean"). The `full` preset chooses each learner's learning rate on the validation plays (seed 0, 200 labels) from
+three, for each pretraining, three fine-tuning seeds; the `laptop` preset uses notebook 11's learning rates, two
+seeds. The test plays are read once, at the end.
+`--jobs N` runs N pretrainings at once, each in its own process on one thread. Results are written after every
+pretraining and every fine-tuning (`--resume` keeps them; a pretraining stopped half-way starts again). Each
+pretrained model waits for its fine-tuning in the folder named after --out (`e.json` -> `e/`); `--keep-models`
+keeps them there after it. `--no-finetune` pretrains only (a screen, recorded as unfinished); the same command
+without it and with `--resume` then fine-tunes the models kept.
 """
 from __future__ import annotations
 
@@ -41,6 +50,7 @@ import torch
 
 from .. import devices
 from ..checkpoints import load_checkpoint, save_checkpoint
+from ..curriculum import fixed
 from ..data import prepare_data
 from ..electra import ELECTRA_MASKING, Electra, ReplacedTokenDetection
 from ..finetune import (LABEL_NAMES, LEARNING_RATES, METHODS, TASK_MAX_LEN, encode_examples, evaluate_classifier,
@@ -50,19 +60,31 @@ from ..model import BertConfig, BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
 from ..training import MaskedLM, TrainConfig, train
 from ._args import add_device_options, machine, refusals, today, where
-from ._run import command, corpus_sha256, finite, open_run, run_jobs, seed_number, whole_number
-from .speedrun import EVAL_LENGTH, RECIPES, whole_text_windows
+from ._run import command, corpus_sha256, open_run, run_jobs, seed_number, slug, whole_number
+from .speedrun import EVAL_LENGTH, RECIPES, budget_steps, whole_text_windows
 from .speedrun import PRESETS as SPEEDRUN_PRESETS
 
-OBJECTIVES = ("mlm", "electra", "scratch")
 LEARNERS = ("pretrained, mean", "frozen, mean")
 RATES = {"pretrained, mean": (3e-5, 1e-4, 3e-4), "frozen, mean": (3e-3, 1e-2, 3e-2), "scratch": (3e-4, 1e-3, 3e-3)}
-# ELECTRA's own peak learning rate and batch, chosen on notebook 15's grid (assets/results/electra-grid.json,
-# `python -m mlm_lib.experiments.electra_grid`): its best cell that did not collapse, 5e-4 at four times the masked
-# LM's characters a step (16,384), which is also ELECTRA-Small's (Google's configure_pretraining.py: learning_rate
-# 5e-4, batches of 128 x 128 tokens) -- the three cells that did not collapse ended within 0.01 AUC of each other.
-# "mlm" is the masked LM's recipe, which notebook 15's first runs borrowed.
-ELECTRA_RECIPES = {"own": dict(lr=5e-4, batch_times=4), "mlm": dict(lr=2e-3, batch_times=1)}
+_SCRATCH = dict(start="scratch", schedule=RECIPES["bert-40%"]["schedule"])
+_SHIPPED = dict(lr=5e-4, batch_times=1, schedule=fixed(EVAL_LENGTH))  # from the shipped masked LM: windows of 128
+# Each arm: what it trains (`kind`), where it starts, its peak learning rate, characters a step (times the preset's),
+# the share of positions selected, the generator's width (of the discriminator's), the windows' schedule. The
+# warm-up is 4% of the steps for all, as in the speedrun. ELECTRA's own learning rate and batch (5e-4, four times the
+# masked LM's characters a step) are notebook 15's grid's best cell that did not collapse, and ELECTRA-Small's.
+ARMS = {
+    "mlm": dict(kind="mlm", lr=RECIPES["bert-40%"]["lr"], batch_times=1, select=0.4, **_SCRATCH),
+    "electra": dict(kind="electra", lr=5e-4, batch_times=4, select=0.15, width=0.25, **_SCRATCH),
+    "electra, 40%": dict(kind="electra", lr=5e-4, batch_times=4, select=0.4, width=0.25, **_SCRATCH),
+    "electra, generator 1/2": dict(kind="electra", lr=5e-4, batch_times=4, select=0.15, width=0.5, **_SCRATCH),
+    "electra, warm generator": dict(kind="electra", start="generator", select=0.15, **_SHIPPED),
+    "electra, two-stage": dict(kind="electra", start="two-stage", select=0.15, **_SHIPPED),
+    "electra, two-stage, 40%": dict(kind="electra", start="two-stage", select=0.4, **_SHIPPED),
+    "mlm, continued": dict(kind="mlm", start="shipped", select=0.4, **_SHIPPED),
+    "shipped": dict(kind="none", start="shipped"),
+    "scratch": dict(kind="none", start="scratch"),
+}
+OBJECTIVES = tuple(ARMS)
 
 PRESETS = {
     "full": dict(pretrain=SPEEDRUN_PRESETS["full"], budgets=(50, 200), finetune_seeds=(0, 1, 2), steps=300,
@@ -70,7 +92,7 @@ PRESETS = {
     # the laptop's afternoon: notebook 11's learning rates (no sweep), two fine-tuning seeds
     "laptop": dict(pretrain=SPEEDRUN_PRESETS["full"], budgets=(50, 200), finetune_seeds=(0, 1), steps=300,
                    batch_size=32, rates=LEARNING_RATES, electra_windows=256),
-    # one GPU: the speedrun's GPU preset for both pretrainings (not yet run by the course: no GPU was lent)
+    # one GPU: the speedrun's GPU preset's model and batch for the arms from random weights
     "gpu": dict(pretrain=SPEEDRUN_PRESETS["gpu"], budgets=(50, 200), finetune_seeds=(0, 1, 2), steps=300,
                 batch_size=32, rates=LEARNING_RATES, electra_windows=512),
     "smoke": dict(pretrain=SPEEDRUN_PRESETS["smoke"], budgets=(16,), finetune_seeds=(0,), steps=3, batch_size=8,
@@ -78,43 +100,59 @@ PRESETS = {
 }
 
 
-def pretrain(objective: str, seed: int, minutes: float, data, settings: dict, electra_recipe: dict | None = None,
+def shipped_model(tokenizer, device) -> BertForMLM:
+    """The course's shipped masked LM (`shakespeare-char`, notebook 14), where the arms that start from it start."""
+    from ..course.assets import reference_checkpoint
+
+    checkpoint = reference_checkpoint()
+    if checkpoint.tokenizer != tokenizer:
+        raise ValueError("The shipped model reads Shakespeare's characters: the arms that start from it need the "
+                         "installed corpus.")
+    return checkpoint.model.to(device)
+
+
+def pretrain(objective: str, seed: int, characters: int, data, settings: dict, evals: int = 8,
              device: torch.device | str = "cpu", precision: str = "auto") -> tuple[dict, torch.nn.Module, torch.nn.Module]:
-    """One pretraining on the clock, on `device`; returns (its record, the encoder to fine-tune, the whole trained
-    model). ELECTRA trains with `electra_recipe` (a peak `lr` and `tokens_per_batch`; default ELECTRA's own)."""
+    """One pretraining of `characters` training characters, on `device`; returns (its record, the encoder to
+    fine-tune, the whole trained model)."""
     tokenizer, train_ids, val_ids = data
-    recipe, sizes = RECIPES["bert-40%"], settings["pretrain"]["sizes"]
-    config = BertConfig(vocab_size=tokenizer.vocab_size, **sizes)
-    budget = minutes * 60
-    lr, batch = recipe["lr"], settings["pretrain"]["tokens_per_batch"]
-    if objective == "electra":
-        own = electra_recipe or ELECTRA_RECIPES["own"]
-        lr, batch = own["lr"], batch * own["batch_times"]
-    common = dict(seconds=budget, warmup_seconds=recipe["warmup"] * budget, eval_seconds=60.0, tokens_per_batch=batch,
-                  schedule=recipe["schedule"], lr=lr, seed=seed)
-    torch.manual_seed(seed)
-    if objective == "mlm":
-        model = BertForMLM(config).to(device)
-        train_config = TrainConfig(**common, masking=MaskingConfig(select_prob=recipe["select_prob"]),
-                                   eval_windows=settings["pretrain"]["eval_windows"] or whole_text_windows(val_ids))
-        history = train(model, tokenizer, train_ids, val_ids, train_config, objective=MaskedLM(), progress=False,
-                        precision=precision)
-        encoder = model
-    elif objective == "electra":
-        model = Electra(config).to(device)
-        train_config = TrainConfig(**common, masking=ELECTRA_MASKING, eval_windows=settings["electra_windows"])
-        history = train(model, tokenizer, train_ids, val_ids, train_config, objective=ReplacedTokenDetection(),
-                        progress=False, precision=precision)
-        encoder = model.discriminator
-    else:  # the floor: an encoder that never saw the plays
-        model = encoder = BertForMLM(config).to(device)
+    arm = ARMS[objective]
+    config = BertConfig(vocab_size=tokenizer.vocab_size, **settings["pretrain"]["sizes"])
+    torch.manual_seed(seed)  # the random weights of an arm from scratch (and of ELECTRA's new head)
+    start = shipped_model(tokenizer, device) if arm["start"] != "scratch" else None  # the course's size, any preset
+    if arm["kind"] == "none":  # the start itself, or the floor: an encoder that never saw the plays
+        model = encoder = start if start is not None else BertForMLM(config).to(device)
         history, train_config = {"step": [0], "tokens": [0]}, None
+    else:
+        batch = settings["pretrain"]["tokens_per_batch"] * arm["batch_times"]
+        steps = budget_steps(characters, batch)
+        train_config = TrainConfig(steps=steps, warmup_steps=max(1, round(0.04 * steps)), eval_every=-(-steps // evals),
+                                   tokens_per_batch=batch, schedule=arm["schedule"], lr=arm["lr"], seed=seed,
+                                   masking=(MaskingConfig(select_prob=arm["select"]) if arm["kind"] == "mlm" else
+                                            MaskingConfig(select_prob=arm["select"], mask_prob=ELECTRA_MASKING.mask_prob,
+                                                          random_prob=ELECTRA_MASKING.random_prob)),
+                                   eval_windows=(settings["pretrain"]["eval_windows"] or whole_text_windows(val_ids))
+                                   if arm["kind"] == "mlm" else settings["electra_windows"])
+        if arm["kind"] == "mlm":
+            model = encoder = start if start is not None else BertForMLM(config).to(device)
+            objective_ = MaskedLM()
+        else:
+            model = (Electra(config, generator_width=arm["width"]) if start is None else
+                     Electra.from_generator(start) if arm["start"] == "generator" else Electra.two_stage(start))
+            model, encoder, objective_ = model.to(device), model.discriminator, ReplacedTokenDetection()
+        history = train(model, tokenizer, train_ids, val_ids, train_config, objective=objective_, progress=False,
+                        precision=precision)
     curve = {k: v for k, v in history.items() if k.startswith(("eval_", "val_"))}
     final = {k[4:]: v[-1] for k, v in curve.items() if k.startswith("val_")}
-    record = {"objective": objective, "seed": seed, "minutes": minutes if train_config else 0,
-              "lr": lr if train_config else None, "tokens_per_batch": batch if train_config else None, "steps": history["step"][-1], "tokens": history["tokens"][-1],
+    trains = [p for p in model.parameters() if p.requires_grad]
+    record = {"objective": objective, "seed": seed, "characters": characters if train_config else 0,
+              "start": arm["start"], "lr": arm.get("lr") if train_config else None,
+              "tokens_per_batch": train_config.tokens_per_batch if train_config else None,
+              "steps": history["step"][-1], "tokens": history["tokens"][-1],
               "parameters": sum(p.numel() for p in model.parameters()),
+              "trained_parameters": sum(p.numel() for p in trains) if train_config else 0,
               "encoder_parameters": sum(p.numel() for p in encoder.parameters()), "final": final, "curve": curve,
+              "train_seconds": history["seconds"][-1] if history.get("seconds") else 0.0,
               "config": train_config.to_dict() if train_config else None, "threads": torch.get_num_threads()}
     return record, encoder.eval(), model.eval()
 
@@ -188,25 +226,30 @@ def finetune_all(encoder, objective: str, seed: int, settings: dict, data: dict,
     return runs, rates
 
 
-def one_pretraining(objective: str, seed: int, minutes: float, preset: str, electra_recipe: dict, device: str,
+def one_pretraining(objective: str, seed: int, characters: int, preset: str, evals: int, device: str,
                     precision: str, folder: str, keep_generator: bool = False) -> dict:
-    """One pretraining, whose encoder is kept in `folder` as OBJECTIVE-sSEED.pt until it is fine-tuned (and after,
-    with --keep-models; ELECTRA's generator too): what `main` runs for each objective and seed, in this process or
-    in a worker of its own (`--jobs`). The fine-tunings follow in `main`, from the kept file, so that a pretraining
-    of fifteen minutes is recorded before its fine-tunings start, and a screen (`--no-finetune`) can be finished
-    later with `--resume`."""
+    """One pretraining, whose encoder is kept in `folder` until it is fine-tuned (and after, with --keep-models;
+    ELECTRA's generator too): what `main` runs for each objective and seed, in this process or in a worker of its
+    own (`--jobs`). The fine-tunings follow in `main`, from the kept file, so that a pretraining is recorded before
+    its fine-tunings start, and a screen (`--no-finetune`) can be finished later with `--resume`."""
     settings = PRESETS[preset]
     tokenizer, train_ids, val_ids = prepare_data()
-    print(f"electra experiment: pretraining {objective}, seed {seed}, {minutes} min", file=sys.stderr, flush=True)
-    record, encoder, whole = pretrain(objective, seed, minutes, (tokenizer, train_ids, val_ids), settings,
-                                      electra_recipe, device, precision)
-    if objective != "scratch":  # the floor is rebuilt from its seed: nothing to keep
-        save_checkpoint(Path(folder) / f"{objective}-s{seed}.pt", encoder.cpu(), tokenizer)
-        if objective == "electra" and keep_generator:
-            save_checkpoint(Path(folder) / f"electra-s{seed}-generator.pt", whole.generator.cpu(), tokenizer)
+    print(f"electra experiment: pretraining {objective}, seed {seed}, {characters:,} characters", file=sys.stderr,
+          flush=True)
+    record, encoder, whole = pretrain(objective, seed, characters, (tokenizer, train_ids, val_ids), settings, evals,
+                                      device, precision)
+    if ARMS[objective]["kind"] != "none":  # the floor and the shipped model are rebuilt for their fine-tuning
+        save_checkpoint(Path(folder) / kept_name(objective, seed), encoder.cpu(), tokenizer)
+        if ARMS[objective]["kind"] == "electra" and keep_generator:
+            save_checkpoint(Path(folder) / kept_name(objective, seed, "-generator"), whole.generator.cpu(), tokenizer)
     print(f"  {objective}, seed {seed}: {record['steps']:,} steps; held out: " + ", ".join(
         f"{k} {v:.3f}" for k, v in record["final"].items() if isinstance(v, float)), file=sys.stderr, flush=True)
     return record
+
+
+def kept_name(objective: str, seed: int, part: str = "") -> str:
+    """The file a pretrained model waits in for its fine-tuning: "electra, two-stage", seed 0 -> electra,-two-stage-s0.pt."""
+    return f"{slug(objective)}-s{seed}{part}.pt"
 
 
 @command
@@ -214,8 +257,9 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     parser.add_argument("--seeds", nargs="+", type=seed_number, default=[0, 1])
-    parser.add_argument("--minutes", type=finite(0), default=15.0,
-                        help="training time of each pretraining (default 15)")
+    parser.add_argument("--characters", type=whole_number(1), required=True,
+                        help="training characters of each pretraining: equal work for every arm")
+    parser.add_argument("--evals", type=whole_number(1), default=8, help="held-out evaluations along each pretraining")
     parser.add_argument("--preset", choices=sorted(PRESETS), default="full")
     parser.add_argument("--out", required=True, help="the results file (rewritten after every pretraining and every "
                         "fine-tuning); the pretrained models wait for their fine-tuning in the folder of the same name "
@@ -224,30 +268,24 @@ def main(argv=None) -> dict:
                         "holds, fine-tune the pretrainings a screen (--no-finetune) left, run the rest")
     parser.add_argument("--overwrite", action="store_true", help="replace --out and its folder")
     parser.add_argument("--keep-models", action="store_true", help="keep every pretrained model in that folder after "
-                        "its fine-tuning: OBJECTIVE-sSEED.pt (and ELECTRA's generator as electra-sSEED-generator.pt)")
-    parser.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=list(OBJECTIVES),
-                        help="which pretrainings to run (default all: mlm, electra, and scratch, the fine-tuning's "
-                             "floor, which pretrains nothing)")
-    parser.add_argument("--electra-recipe", choices=sorted(ELECTRA_RECIPES), default="own",
-                        help="ELECTRA's learning rate and batch: its own (default, chosen on notebook 15's grid) or "
-                             "the masked LM's (notebook 15's first runs)")
-    parser.add_argument("--electra-lr", type=finite(0), help="ELECTRA's peak learning rate, instead of the recipe's")
-    parser.add_argument("--jobs", type=whole_number(1), default=1, help="pretrainings of a seed run at once, each in "
-                        "its own process (on a CPU only; default 1)")
+                        "its fine-tuning: OBJECTIVE-sSEED.pt (and ELECTRA's generator as OBJECTIVE-sSEED-generator.pt)")
+    parser.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=["mlm", "electra", "scratch"],
+                        metavar="ARM", help="which arms to run (default: mlm, electra and scratch); one of "
+                        + ", ".join(repr(o) for o in OBJECTIVES))
+    parser.add_argument("--jobs", type=whole_number(1), default=1, help="pretrainings run at once, each in its own "
+                        "process: with one thread each on a CPU, or sharing one NVIDIA GPU, which at these sizes waits "
+                        "on kernel launches most of each step (default 1)")
     parser.add_argument("--no-finetune", action="store_true", help="pretrain and evaluate only (a screen): the record "
                         "stays unfinished, and --resume without this option fine-tunes the models kept")
     add_device_options(parser)
     args = parser.parse_args(argv)
     device, precision = where(parser, args)
-    if args.jobs > 1 and device.type != "cpu":
-        parser.error(f"--jobs {args.jobs} shares out CPU cores; on {device.type} run one pretraining at a time")
+    if args.jobs > 1 and device.type == "mps":
+        parser.error(f"--jobs {args.jobs}: on Apple's GPU run one pretraining at a time")
     settings = PRESETS[args.preset]
-    electra_recipe = dict(ELECTRA_RECIPES[args.electra_recipe])
-    if args.electra_lr is not None:
-        electra_recipe["lr"] = args.electra_lr
-    options = {"--preset": args.preset, "--minutes": args.minutes, "--electra-recipe": args.electra_recipe,
-               "--electra-lr": electra_recipe["lr"], "--keep-models": args.keep_models,
-               "corpus sha256": corpus_sha256(), "--device": device.type, "--precision": precision}
+    options = {"--preset": args.preset, "--characters": args.characters, "--evals": args.evals,
+               "--keep-models": args.keep_models, "corpus sha256": corpus_sha256(), "--device": device.type,
+               "--precision": precision}
     out = open_run(parser, "electra", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
                    argv=argv)
     command_line = "python -m mlm_lib.experiments.electra " + " ".join(sys.argv[1:] if argv is None else argv)
@@ -273,8 +311,8 @@ def main(argv=None) -> dict:
     threads = args.threads or max(1, torch.get_num_threads() // args.jobs)
     tokenizer, data = prepare_data()[0], None
     for seed in args.seeds:  # seed by seed: its pretrainings (one after the other, or --jobs at once), then their
-        jobs = [dict(objective=objective, seed=seed, minutes=args.minutes, preset=args.preset,  # fine-tunings
-                     electra_recipe=electra_recipe, device=str(device), precision=precision, folder=str(out.folder),
+        jobs = [dict(objective=objective, seed=seed, characters=args.characters, preset=args.preset,  # fine-tunings
+                     evals=args.evals, device=str(device), precision=precision, folder=str(out.folder),
                      keep_generator=args.keep_models) for objective in args.objectives if not pretrained(objective, seed)]
         if jobs:
             out.folder.mkdir(parents=True, exist_ok=True)
@@ -288,9 +326,9 @@ def main(argv=None) -> dict:
             if finetuned(objective, seed):
                 continue
             print(f"electra experiment: fine-tuning {objective}, seed {seed}", file=sys.stderr, flush=True)
-            kept = out.folder / f"{objective}-s{seed}.pt"
-            if objective == "scratch":  # the floor: the same random encoder, drawn again from its seed
-                encoder = pretrain("scratch", seed, args.minutes, prepare_data(), settings, electra_recipe, device,
+            kept = out.folder / kept_name(objective, seed)
+            if ARMS[objective]["kind"] == "none":  # the floor (drawn again from its seed) or the shipped model itself
+                encoder = pretrain(objective, seed, args.characters, prepare_data(), settings, args.evals, device,
                                    precision)[1]
             else:
                 if not kept.is_file():

@@ -31,6 +31,11 @@ def reference_checkpoint(name: str = "shakespeare-char") -> Checkpoint:
     return load_checkpoint(path)
 
 
+def reference_checkpoint_path(name: str = "shakespeare-char") -> Path:
+    """Where the shipped checkpoint `name` is, as a file path (for a command that takes a model file)."""
+    return Path(str(_HERE / "checkpoints" / f"{name}.pt"))
+
+
 def reference_log(name: str = "shakespeare-char") -> dict:
     """The training log written beside the shipped checkpoint (command, wall time, history, evaluation)."""
     return json.loads((_HERE / "checkpoints" / f"{name}.json").read_text())
