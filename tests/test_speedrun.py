@@ -93,8 +93,9 @@ def test_shipped_speedrun_results_match_readme():
     root = Path(__file__).resolve().parents[1]
     ablation = {(n, s) for n in ("bert", "pre-ln", "muon", "muon-40%", "bert-40%") for s in (0, 1)}
     for name, minutes, expected in (("speedrun", 15.0, ablation),
-                                    ("speedrun-same-day", 15.0, {("bert", 0), ("muon-40%", 0)}),
-                                    ("speedrun-3min", 3.0, {("bert", 0), ("muon", 0), ("muon-0.05", 0)})):
+                                    ("speedrun-3min", 3.0, {("bert", 0), ("muon", 0), ("muon-0.05", 0)}),
+                                    ("speedrun-gpu", 3.0, {("bert-40%", 0)}),
+                                    ("speedrun-gpu-large", 5.0, {("gpu", 0)})):
         result = load_json_results(name)
         assert {(r["recipe"], r["seed"]) for r in result["runs"]} == expected
         for run in result["runs"]:
@@ -104,10 +105,32 @@ def test_shipped_speedrun_results_match_readme():
             assert run["seconds_to_70"] == speedrun.first_reaching(history, 0.70)
             assert run["seconds_to_75"] == speedrun.first_reaching(history, 0.75)
             assert run["final_accuracy"] == history["accuracy"][-1]
-        table = speedrun_table(result)
-        assert table in (root / "mlm_lib/course/assets/results/README.md").read_text()
+        assert name in (root / "mlm_lib/course/assets/results/README.md").read_text()
         if name == "speedrun":
-            assert table in (root / "docs/results-part4.md").read_text()
+            assert speedrun_table(result) in (root / "docs/results-part4.md").read_text()
+        if name.startswith("speedrun-gpu"):  # the GPU rows name the GPU, from the file
+            assert result["device_name"] == "NVIDIA H100 80GB HBM3" and result["precision"] == "bf16"
+            run = result["runs"][0]
+            row = f"| {minutes:.0f} | {run['history']['steps'][-1]:,} | {run['final_accuracy']:.1%} |"
+            assert row in (root / "docs/results-part4.md").read_text(), row
+
+
+def test_the_equal_work_ablation_is_one_budget_of_characters():
+    """ablation.json: every run read the same budget, was evaluated on the whole held-out text, and records its
+    machine; the recipes the notebooks compare have the seeds their verdicts count."""
+    from mlm_lib.course.assets import load_json_results
+
+    ablation = load_json_results("ablation")
+    assert ablation["settings"]["characters"] == 4_000_000 and ablation["settings"]["preset"] == "whole"
+    assert ablation["machine"]["cores"] == 2 and "avx2" in ablation["machine"]["cpu_flags"]
+    steps = speedrun.budget_steps(4_000_000, 4096)
+    for run in ablation["runs"]:
+        assert run["characters"] == 4_000_000 and run["history"]["steps"][-1] == steps and run["threads"] == 1
+        assert run["final_accuracy"] == run["history"]["accuracy"][-1] and run["minutes"] is None
+    seeds = {}
+    for run in ablation["runs"]:
+        seeds.setdefault(run["recipe"], set()).add(run["seed"])
+    assert {0, 1} <= seeds["bert"] and {0, 1} <= seeds["bert-40%"] and {0, 1} <= seeds["muon-40%"]
 
 
 @pytest.mark.slow

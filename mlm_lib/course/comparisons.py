@@ -32,7 +32,7 @@ def _get(record: dict, path: str):
 @dataclass(frozen=True)
 class Comparison:
     """Arm `a` against arm `b` of one shipped results file (positive differences favour `a`)."""
-    results: str
+    results: str | tuple[str, ...]
     a: dict
     b: dict
     value: str
@@ -54,8 +54,18 @@ class Comparison:
             raise ValueError(f"No record in {self.results} has {fields | self.where}.")
         return {seed: sum(values) / len(values) for seed, values in sorted(chosen.items())}
 
+    def load(self) -> dict:
+        """The shipped results: one file, or several files of one command with the same settings (a queue of runs
+        finished in two halves), their records taken together."""
+        names = (self.results,) if isinstance(self.results, str) else tuple(self.results)
+        files = [load_json_results(name) for name in names]
+        for name, other in zip(names[1:], files[1:]):
+            if other.get("settings") != files[0].get("settings"):
+                raise ValueError(f"{name} was made with other settings than {names[0]}: its runs are not comparable.")
+        return files[0] | {self.records: [r for f in files for r in f[self.records]]}
+
     def verdict(self, result: dict | None = None) -> Verdict:
-        result = load_json_results(self.results) if result is None else result
+        result = self.load() if result is None else result
         return verdict(self.arm(result, self.a), self.arm(result, self.b), higher_is_better=self.higher_is_better,
                        scale=self.scale, unit=self.unit)
 
@@ -77,13 +87,24 @@ COMPARISONS: dict[str, Comparison] = {
     **{f"{change} against bert-40%": _ablation(recipe, "bert-40%") for change, recipe in (
         ("RoPE", "40%+rope"), ("GeGLU", "40%+geglu"), ("no biases", "40%+no-bias"), ("pre-LN", "40%+pre-ln"),
         ("local attention", "40%+local"), ("all of ModernBERT's changes", "modern"))},
+    # notebook 15: ELECTRA's second stage against the other way to spend the same characters, both from the shipped
+    # masked LM (electra-stage2.json: 2 million characters each), judged by notebook 11's task with few labels
+    **{f"{a_name} against {b_name}, {learner_name}, {labels} labels": Comparison(
+        "electra-stage2", {"objective": a}, {"objective": b}, "test.accuracy",
+        f"verse-or-prose test accuracy, {labels} labels, {learner_name}", records="finetuned", seed="pretrain_seed",
+        where={"learner": learner, "budget": labels})
+       for a_name, a, b_name, b in (("ELECTRA", "electra, two-stage, 40%", "the masked LM", "mlm, continued"),
+                                    ("ELECTRA", "electra, two-stage, 40%", "a random encoder", "scratch"),
+                                    ("the masked LM", "mlm, continued", "a random encoder", "scratch"))
+       for learner_name, learner in (("fine-tuned whole", "pretrained, mean"), ("frozen", "frozen, mean"))
+       for labels in (50, 200)},
 }
 
 
 def describe(name: str, result: dict | None = None) -> str:
     """One comparison as a learner reads it: each arm's value per seed, then the verdict line."""
     c = COMPARISONS[name]
-    result = load_json_results(c.results) if result is None else result
+    result = c.load() if result is None else result
     a, b = c.arm(result, c.a), c.arm(result, c.b)
     seeds = sorted(set(a) & set(b))
     per_seed = "  ".join(f"seed {s}: {a[s] * c.scale:.2f} vs {b[s] * c.scale:.2f}" for s in seeds)
@@ -95,10 +116,24 @@ def show(*names: str) -> None:
     print("\n".join(describe(name) for name in names))
 
 
+def verdict_table(*names: str) -> str:
+    """Markdown: one row per named comparison -- each seed's difference, the mean with its 90% interval, the
+    verdict -- computed now from the shipped results (docs/ quote these tables; a test keeps them equal)."""
+    lines = ["| comparison | per-seed differences | mean (90% interval) | verdict |", "|---|---|---|---|"]
+    for name in names:
+        c = COMPARISONS[name]
+        v = c.verdict()
+        per_seed = ", ".join(f"{d * c.scale:+.1f}" for d in v.differences)
+        mean = (f"{v.mean_difference * c.scale:+.1f}" if v.seeds == 1 else
+                f"{v.mean_difference * c.scale:+.1f} ({v.interval[0] * c.scale:+.1f} to {v.interval[1] * c.scale:+.1f})")
+        lines.append(f"| {name} | {per_seed} | {mean} {c.unit} | **{v.word}** |")
+    return "\n".join(lines)
+
+
 # where a comparison's conclusion is stated in words: (file, a phrase of the sentence that states it, comparison,
 # the word it uses). tests/test_verdicts.py checks the phrase is in the file, contains the word, and that the word
 # is the one the verdict rule gives today.
 STATED: list[tuple[str, str, str, str]] = []
 
 
-__all__ = ["COMPARISONS", "STATED", "Comparison", "describe", "show"]
+__all__ = ["COMPARISONS", "STATED", "Comparison", "describe", "show", "verdict_table"]

@@ -146,23 +146,23 @@ def speedrun_table(result: dict) -> str:
 
 
 def electra_pretraining_table(result: dict) -> str:
-    """Markdown: each pretraining of the ELECTRA experiment (notebook 15) with its own objective's held-out figures
-    at the bell: the masked LM's accuracy at BERT's 15%; ELECTRA's discriminator accuracy, AUC and generator
-    accuracy; steps in the budget."""
-    lines = ["| pretraining | seed | minutes | steps | held-out figures at the bell |", "|---|---|---|---|---|"]
+    """Markdown: each pretraining of an `electra` result (notebook 15) on its own objective's held-out figures at
+    the end of its budget of characters. ELECTRA's discriminator: AUC (0.5 is a coin toss), and the share of the
+    replaced positions it finds when it flags as many positions as were replaced (`recall at share`; a coin toss
+    finds the replaced share itself, printed beside it); its generator's masked accuracy. A masked LM: its masked
+    accuracy at BERT's 15%."""
+    lines = ["| pretraining | seed | steps | characters a step | held-out figures at the end |", "|---|---|---|---|---|"]
     for r in result["pretrained"]:
         f = r["final"]
-        if r["objective"] == "scratch":
-            continue  # nothing pretrained: the fine-tuning's floor
-        if r["objective"] == "mlm":
-            figures = f"masked accuracy {f['accuracy']:.1%} (loss {f['loss']:.3f})"
+        if r["objective"] in ("scratch", "shipped"):
+            continue  # nothing trained here: the fine-tuning's floor and the starting point
+        if "auc" in f:
+            figures = (f"AUC {f['auc']:.3f}; finds {f['replaced_recall_at_share']:.1%} of the replaced positions "
+                       f"(a coin toss: {f['replaced']:.1%}); generator {f['generator_accuracy']:.1%}; "
+                       f"spread {f['spread']:.2g}")
         else:
-            figures = (f"discriminator: AUC {f['auc']:.3f}, accuracy {f['accuracy']:.1%} ({f['replaced']:.1%} of "
-                       f"positions replaced)" + (f", spread {f['spread']:.2g}" if "spread" in f else "")
-                       + f"; generator: masked accuracy {f['generator_accuracy']:.1%}")
-        lr = f", lr {r['lr']:g}" if "lr" in r else ""
-        lr += f", {r['tokens_per_batch']:,} a step" if r.get("tokens_per_batch") else ""
-        lines.append(f"| {r['objective']}{lr} | {r['seed']} | {r['minutes']:g} | {r['steps']:,} | {figures} |")
+            figures = f"masked accuracy {f['accuracy']:.1%} (loss {f['loss']:.3f})"
+        lines.append(f"| {r['objective']} | {r['seed']} | {r['steps']:,} | {r['tokens_per_batch']:,} | {figures} |")
     return "\n".join(lines)
 
 

@@ -16,6 +16,9 @@ Peers:
   textbook     `BertForMLM` with the written-out softmax attention, PyTorch's own dropout and the head at
                every position (the reference page's style)
 
+`--electra` times an ELECTRA step (trained jointly, and the second stage) against a masked-LM step on the same
+masked batches, with the operator calls of one step of each (notebook 15, section 8).
+
 `--modern` times ModernBERT's changes at the setting the speedrun trains with (length 128, batch 32, dropout
 0): the course's modern model (`mlm_lib.model.MODERN`) against Hugging Face's `ModernBertForMaskedLM` of the
 same configuration, the same model with three QKV projections instead of one (what fused QKV alone buys), and
@@ -42,7 +45,7 @@ from .. import dropout as dropout_module
 from ..masking import mask_tokens
 from ..model import GEGLU_WIDTH, MODEL_SIZES, MODERN, BertConfig, BertForMLM, hf_config, modernbert_config
 from ..training import adamw, train_step
-from ._args import add_device_options, today, where
+from ._args import add_device_options, machine, today, where
 from ._run import command, open_run, whole_number
 
 _COURSE = {k: v for k, v in MODEL_SIZES["course"].items() if k in ("d_model", "n_layers", "n_heads", "d_ff")}
@@ -212,6 +215,60 @@ def bench_modern(steps: int = 30, warmup: int = 5, seed: int = 0, length: int = 
     return result
 
 
+def bench_electra(steps: int = 30, warmup: int = 5, seed: int = 0, length: int = 128, batch: int = 32,
+                  device="cpu") -> dict:
+    """An ELECTRA step against a masked-LM step on the same characters (notebook 15, section 8): the course's
+    masked LM, ELECTRA trained jointly (a generator a quarter as wide) and ELECTRA's second stage (the generator
+    the masked LM, frozen), on the same masked batches, interleaved step by step in one process; and the operator
+    calls of one step of each (PyTorch's profiler), the cost a GPU feels at these sizes (one kernel launch or more
+    each)."""
+    from ..electra import Electra, electra_forward
+    from ..training import backward_and_step
+
+    config = BertConfig(vocab_size=VOCAB, max_len=length, dropout=COURSE_DROPOUT, **_COURSE)
+    torch.manual_seed(seed)
+    masked_lm = BertForMLM(config)
+    models = {"masked LM": masked_lm, "ELECTRA, joint": Electra(config), "ELECTRA, second stage": Electra.two_stage(masked_lm)}
+    for model in models.values():
+        model.to(device).train()
+    g = torch.Generator().manual_seed(seed)
+    batches = []
+    for _ in range(4):
+        x, y = mask_tokens(torch.randint(5, VOCAB, (batch, length), generator=g), _SpecialIds(), generator=g)
+        noise = torch.rand(int((y != -100).sum()), VOCAB, generator=g)
+        batches.append((x.to(device), y.to(device), noise))
+    optimizers = {k: adamw([p for p in m.parameters() if p.requires_grad], lr=1e-4) for k, m in models.items()}
+
+    def step(key: str, i: int) -> None:
+        x, y, noise = batches[i % len(batches)]
+        if key == "masked LM":
+            train_step(models[key], optimizers[key], x, y, grad_clip=1.0)
+        else:
+            out = electra_forward(models[key], x, y, noise)
+            backward_and_step(out["loss"], models[key], optimizers[key], 1.0, None)
+
+    times = {k: [] for k in models}
+    for i in range(warmup + steps):
+        for key in models:
+            t = time.perf_counter()
+            step(key, i)
+            _synchronize(device)
+            if i >= warmup:
+                times[key].append(time.perf_counter() - t)
+    calls = {}
+    for key in models:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+            step(key, 0)
+        calls[key] = sum(e.count for e in profile.key_averages())
+    peers = {k: {"median_step_ms": 1000 * statistics.median(ts), "operator_calls": calls[k],
+                 "parameters_trained": sum(p.numel() for p in models[k].parameters() if p.requires_grad)}
+             for k, ts in times.items()}
+    for peer in peers.values():
+        peer["vs_masked_lm"] = peer["median_step_ms"] / peers["masked LM"]["median_step_ms"]
+    return {"config": "electra", "device": devices.device_name(device), "length": length, "batch": batch,
+            "characters_a_step": length * batch, "steps": steps, "threads": torch.get_num_threads(), "peers": peers}
+
+
 def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0, dropout: float = COURSE_DROPOUT,
                  device="cpu") -> dict:
     sizes, length, batch = CONFIGS[name]
@@ -331,6 +388,8 @@ def main(argv=None) -> list[dict]:
     parser.add_argument("--out", help="also write the results to this results file (.json)")
     parser.add_argument("--modern", action="store_true",
                         help="only ModernBERT's step against Hugging Face's and BERT's, at the speedrun's setting")
+    parser.add_argument("--electra", action="store_true",
+                        help="only an ELECTRA step against a masked-LM step on the same characters (notebook 15)")
     parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     add_device_options(parser)
     args = parser.parse_args(argv)
@@ -338,7 +397,7 @@ def main(argv=None) -> list[dict]:
     if any(not 0.0 <= d < 1.0 for d in args.dropout):
         parser.error(f"--dropout values must be in [0, 1), got {args.dropout}")
     options = {"--config": args.config, "--steps": args.steps, "--warmup": args.warmup, "--dropout": args.dropout,
-               "--modern": args.modern, "--device": device.type}
+               "--modern": args.modern, "--electra": args.electra, "--device": device.type}
     out = open_run(parser, "bench", args.out, options=options, overwrite=args.overwrite, resumable=False, argv=argv)
 
     def write(result: dict) -> None:
@@ -347,6 +406,15 @@ def main(argv=None) -> list[dict]:
             out.finish()
 
     print(f"{devices.describe(device, 'fp32')}, torch {torch.__version__}")
+    if args.electra:
+        result = bench_electra(args.steps, args.warmup, device=device)
+        print(f"\nAn ELECTRA step against a masked-LM step, {result['characters_a_step']:,} characters a step "
+              f"(length {result['length']}, batch {result['batch']}), median of {result['steps']} steps")
+        print(f"{'peer':>24} {'step ms':>8} {'x masked LM':>12} {'operator calls':>15}")
+        for key, p in result["peers"].items():
+            print(f"{key:>24} {p['median_step_ms']:8.1f} {p['vs_masked_lm']:11.2f}x {p['operator_calls']:15,}")
+        write({"machine": machine(), "date": today(), "electra": result})
+        return [result]
     if args.modern:
         result = bench_modern(args.steps, args.warmup, device=device)
         print(f"\nModernBERT's changes at the speedrun's setting (length 128, batch 32, dropout 0), median of "
