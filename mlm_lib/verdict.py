@@ -1,12 +1,12 @@
 """One rule for every comparison the course draws from its own runs: two arms, several seeds, one word.
 
-Taught in notebook 07 (curriculum, §4), where a result first rests on several seeds, and used wherever a notebook
-compares two recipes, objectives or learners (09-11, 13-16). Every comparative sentence in the notebooks, the docs
+Taught in notebook 14 (section 2), where the course's comparisons move from the clock to a budget of characters,
+and used wherever a notebook compares two recipes, objectives or learners (09-11, 13-16). Every comparative sentence in the notebooks, the docs
 and the README says no more than the word this module prints from the shipped results, and a test holds them
 together (`tests/test_verdicts.py`).
 
 Why a rule at all: two runs of one recipe that differ only in their seed (the initial weights, the order of the
-batches, the masks) end a point or two apart (notebook 14: 2.1 points), so a difference of that size between two
+batches, the masks) can end a point or two apart, so a difference of that size between two
 recipes can be the seeds talking. Looking at the numbers and choosing a word afterwards is how a course ends up
 saying "pays" of +1.6.
 

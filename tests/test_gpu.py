@@ -83,3 +83,15 @@ def test_same_weights_compares_bit_for_bit_wherever_the_models_are(tmp_path):
     notebook = json.loads((ROOT / "notebooks" / "part1_mlm_from_scratch" / "05_training.ipynb").read_text())
     cell = next("".join(c["source"]) for c in notebook["cells"] if "save_checkpoint(folder" in "".join(c["source"]))
     assert "map_location=device" in cell and "same_weights(model, loaded.model)" in cell and "torch.equal" not in cell
+
+
+@pytest.mark.parametrize("name", sorted(set(gpu.COMMAND_SMOKES) | set(gpu.NOT_ON_A_GPU)))
+def test_every_command_prints_its_help(name, capsys):
+    """`--help` of every command: argparse formats help texts with %, so an arm named "electra, 40%" once crashed
+    it (the fix: %% in the text)."""
+    import importlib
+
+    main = importlib.import_module(f"mlm_lib.experiments.{name}").main
+    with pytest.raises(SystemExit) as stop:
+        main(["--help"])
+    assert stop.value.code == 0 and "usage:" in capsys.readouterr().out

@@ -464,7 +464,7 @@ def test_N60_N67_N68_a_stopped_run_is_unfinished_and_resume_finishes_it_as_if_ne
 def test_N71_N72_B37c_reproduce_refuses_what_it_cannot_compare(tmp_path, capsys):
     from mlm_lib.course.assets import load_json_results
 
-    files = {"speedrun.json": load_json_results("speedrun"), "electra.json": load_json_results("electra"),
+    files = {"speedrun.json": load_json_results("speedrun"), "electra.json": load_json_results("electra-options"),
              "grid.json": load_json_results("electra-grid"), "list.json": [],
              "other.json": {"commands": ["python -m mlm_lib.experiments.speedrun --recipes x"],
                             "runs": [{"recipe": "modern", "seed": 7, "history": {"loss": [1.0]}}], "eval_length": 128}}

@@ -18,8 +18,27 @@ from dataclasses import dataclass, field
 from ..verdict import Verdict, verdict
 from .assets import load_json_results
 
+# notebook 15's comparison ran as two processes on the course's two cores: seeds 0 and 2, and seed 1
+STAGE2 = ("electra-stage2", "electra-stage2-s1")
 ACCURACY = dict(scale=100.0, unit="points")
 LOSS = dict(scale=1.0, unit="nats", higher_is_better=False)
+
+
+def load_together(*names: str) -> dict:
+    """One shipped results file, or several made by one command with the same settings (runs of one experiment
+    split between two processes, on two halves of the seeds), their lists of records ("runs", "pretrained",
+    "finetuned") taken together; the first file's record for the rest."""
+    files = [load_json_results(name) for name in names]
+    for name, other in zip(names[1:], files[1:]):
+        if other.get("kind", "") != files[0].get("kind", "") or other.get("settings") != files[0].get("settings") \
+                or other.get("options", {}).get("--characters") != files[0].get("options", {}).get("--characters"):
+            raise ValueError(f"{name} was made with other settings than {names[0]}: its runs are not comparable.")
+    together = dict(files[0])
+    for key, value in files[0].items():
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            together[key] = [r for f in files for r in f.get(key, [])]
+    together["files"] = list(names)
+    return together
 
 
 def _get(record: dict, path: str):
@@ -55,14 +74,8 @@ class Comparison:
         return {seed: sum(values) / len(values) for seed, values in sorted(chosen.items())}
 
     def load(self) -> dict:
-        """The shipped results: one file, or several files of one command with the same settings (a queue of runs
-        finished in two halves), their records taken together."""
         names = (self.results,) if isinstance(self.results, str) else tuple(self.results)
-        files = [load_json_results(name) for name in names]
-        for name, other in zip(names[1:], files[1:]):
-            if other.get("settings") != files[0].get("settings"):
-                raise ValueError(f"{name} was made with other settings than {names[0]}: its runs are not comparable.")
-        return files[0] | {self.records: [r for f in files for r in f[self.records]]}
+        return load_together(*names)
 
     def verdict(self, result: dict | None = None) -> Verdict:
         result = self.load() if result is None else result
@@ -90,7 +103,7 @@ COMPARISONS: dict[str, Comparison] = {
     # notebook 15: ELECTRA's second stage against the other way to spend the same characters, both from the shipped
     # masked LM (electra-stage2.json: 2 million characters each), judged by notebook 11's task with few labels
     **{f"{a_name} against {b_name}, {learner_name}, {labels} labels": Comparison(
-        "electra-stage2", {"objective": a}, {"objective": b}, "test.accuracy",
+        STAGE2, {"objective": a}, {"objective": b}, "test.accuracy",
         f"verse-or-prose test accuracy, {labels} labels, {learner_name}", records="finetuned", seed="pretrain_seed",
         where={"learner": learner, "budget": labels})
        for a_name, a, b_name, b in (("ELECTRA", "electra, two-stage, 40%", "the masked LM", "mlm, continued"),
@@ -108,7 +121,11 @@ def describe(name: str, result: dict | None = None) -> str:
     a, b = c.arm(result, c.a), c.arm(result, c.b)
     seeds = sorted(set(a) & set(b))
     per_seed = "  ".join(f"seed {s}: {a[s] * c.scale:.2f} vs {b[s] * c.scale:.2f}" for s in seeds)
-    return f"{name}\n  {c.metric}, {_name(c.a)} vs {_name(c.b)}; {per_seed}\n  {c.verdict(result)}"
+    v = c.verdict(result)
+    note = ""
+    if v.word in ("ahead", "behind") and v.seeds < 3 and c.unit == "points" and abs(v.mean_difference * c.scale) < 3:
+        note = "\n  (under three points on fewer than three seeds: the course states nothing until a third seed)"
+    return f"{name}\n  {c.metric}, {_name(c.a)} vs {_name(c.b)}; {per_seed}\n  {v}{note}"
 
 
 def show(*names: str) -> None:
@@ -133,10 +150,21 @@ def verdict_table(*names: str) -> str:
 # where a comparison's conclusion is stated in words: (file, a phrase of the sentence that states it, comparison,
 # the word it uses). tests/test_verdicts.py checks the phrase is in the file, contains the word, and that the word
 # is the one the verdict rule gives today.
+NB14, NB16 = "notebooks/part4_speed/14_how_fast.ipynb", "notebooks/part5_after_bert/16_modern_encoder.ipynb"
 STATED: list[tuple[str, str, str, str]] = [
+    (NB14, "40% against 15%: ahead, in all three seeds", "40% against 15% selected", "ahead"),
+    (NB14, "Muon on top of 40%: ahead, in both of its seeds", "Muon against AdamW, at 40%", "ahead"),
+    (NB16, "RoPE: ahead, in both seeds", "RoPE against bert-40%", "ahead"),
+    (NB16, "RoPE is ahead in both seeds", "RoPE against bert-40%", "ahead"),
+    (NB16, "have one run each here: one seed", "no biases against bert-40%", "one seed"),
+    (NB16, "have one run each here: one seed", "pre-LN against bert-40%", "one seed"),
+    (NB16, "have one run each here: one seed", "local attention against bert-40%", "one seed"),
+    (NB16, "have one run each here: one seed", "all of ModernBERT's changes against bert-40%", "one seed"),
+    ("docs/results-part4.md", "| 40% against 15% selected | +3.1, +4.6, +4.2 | +4.0 (+2.6 to +5.3) points | **ahead** |",
+     "40% against 15% selected", "ahead"),
 ]
 
 
-__all__ = ["COMPARISONS", "STATED", "Comparison", "describe", "show", "verdict_table"]
+__all__ = ["COMPARISONS", "STAGE2", "STATED", "Comparison", "describe", "load_together", "show", "verdict_table"]
 
 # parts 2-3 (notebooks 09-13): their comparisons and stated conclusions are added below

@@ -182,11 +182,34 @@ def electra_grid_table(grid: dict) -> str:
     return "\n".join(lines)
 
 
+def _finetune_summary(result: dict) -> dict:
+    """The electra command's summary of its fine-tunings: per objective, learner and label budget, the mean test
+    accuracy over every run, its standard error, and each pretraining seed's mean (objectives in the records'
+    order)."""
+    import statistics
+
+    groups: dict = {}
+    for r in result["finetuned"]:
+        if not r.get("sweep"):
+            groups.setdefault((r["objective"], r["learner"], r["budget"]), []).append(r)
+    objectives = list(dict.fromkeys(r["objective"] for r in result["pretrained"]))
+    out = {}
+    for (objective, learner, budget), runs in sorted(groups.items(), key=lambda kv: (
+            objectives.index(kv[0][0]) if kv[0][0] in objectives else len(objectives), kv[0][1], kv[0][2])):
+        accs = [r["test"]["accuracy"] for r in runs]
+        out[f"{objective} | {learner} | {budget}"] = {
+            "runs": len(accs), "test_accuracy": statistics.mean(accs),
+            "standard_error": statistics.stdev(accs) / len(accs) ** 0.5 if len(accs) > 1 else None,
+            "by_pretraining_seed": {s: statistics.mean(r["test"]["accuracy"] for r in runs if r["pretrain_seed"] == s)
+                                    for s in sorted({r["pretrain_seed"] for r in runs})}}
+    return out
+
+
 def electra_finetune_table(result: dict) -> str:
     """Markdown: fine-tuned test accuracy per learner and label budget, the masked LM's encoder against ELECTRA's
     discriminator: mean over every pretraining and fine-tuning seed ± its standard error, the pretraining seeds'
     means in brackets."""
-    summary = result["summary"]
+    summary = _finetune_summary(result)  # computed here: `result` may be two files taken together
     budgets = sorted({int(k.rsplit(" | ", 1)[1]) for k in summary})
     learners = list(dict.fromkeys(k.split(" | ")[1] for k in summary))
     lines = ["| learner | labels | " + " | ".join(dict.fromkeys(k.split(" | ")[0] for k in summary)) + " |"]
@@ -207,85 +230,6 @@ def electra_finetune_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def modern_table(result: dict, baseline: str = "bert-40%") -> str:
-    """Markdown: the modern-encoder ablation (notebook 16), one row per recipe: steps in the budget and held-out
-    accuracy on the whole held-out text at 128 at the bell, per seed (and their mean, where there are several),
-    and the difference from `baseline` (same seeds, same day)."""
-    recipes = list(dict.fromkeys(r["recipe"] for r in result["runs"]))
-    seeds = sorted({r["seed"] for r in result["runs"]})
-    base = {r["seed"]: r["final_accuracy"] for r in result["runs"] if r["recipe"] == baseline}
-    several = len(seeds) > 1  # one seed: no mean to take
-    lines = [f"| recipe | steps{' (mean)' if several else ''} | " + " | ".join(f"seed {s}" for s in seeds)
-             + (" | mean" if several else "") + f" | vs {baseline} |", "|" + "---|" * (len(seeds) + 3 + several)]
-    for recipe in recipes:
-        runs = {r["seed"]: r for r in result["runs"] if r["recipe"] == recipe}
-        accs = [runs[s]["final_accuracy"] for s in seeds if s in runs]
-        steps = sum(runs[s]["history"]["steps"][-1] for s in runs) / len(runs)
-        diffs = [runs[s]["final_accuracy"] - base[s] for s in seeds if s in runs and s in base]
-        diff = "—" if recipe == baseline or not diffs else f"{100 * sum(diffs) / len(diffs):+.1f} points"
-        lines.append(f"| {recipe} | {steps:,.0f} | " + " | ".join(f"{runs[s]['final_accuracy']:.1%}" if s in runs
-                                                                   else "—" for s in seeds)
-                     + (f" | {sum(accs) / len(accs):.1%}" if several else "") + f" | {diff} |")
-    return "\n".join(lines)
-
-
-def _columns_by_seed(results: dict, baseline: str) -> list:
-    """(header, {recipe: run}) for every seed of every speedrun result in `results` ({column name: result}), each
-    holding `baseline`'s run of the same seed: the tables below compare runs only within one file and seed."""
-    columns = []
-    for name, result in results.items():
-        seeds = sorted({r["seed"] for r in result["runs"]})
-        for seed in seeds:
-            header = name if len(seeds) == 1 else f"{name}, seed {seed}"
-            runs = {r["recipe"]: r for r in result["runs"] if r["seed"] == seed}
-            if baseline not in runs:
-                raise ValueError(f"{header} has no {baseline} run of seed {seed} to compare with: run the "
-                                 f"speedrun with --recipes {baseline} ... --seeds {seed} the same day")
-            columns.append((header, runs))
-    return columns
-
-
-def modern_effects_table(results: dict, baseline: str = "bert-40%") -> str:
-    """Markdown: what each of the ablation's changes adds, seed by seed, as held-out points against `baseline`'s
-    run of the same seed *in the same file* (one day, one machine), then the mean of those differences.
-
-    `results`: {column name: a speedrun result}, e.g. {"seed 0": modern.json, "seed 1": modern-seed1.json}; each
-    column reads one seed (a file holding several takes them all, one column each). Differences, not accuracies,
-    are averaged, because two days make different numbers of steps in their 15 minutes (notebook 16, section 5)."""
-    columns = _columns_by_seed(results, baseline)
-    recipes = [r for r in dict.fromkeys(r for _, runs in columns for r in runs) if r != baseline]
-    lines = ["| recipe | " + " | ".join(h for h, _ in columns) + f" | mean vs {baseline} |",
-             "|" + "---|" * (len(columns) + 2)]
-    for recipe in recipes:
-        diffs = [100 * (runs[recipe]["final_accuracy"] - runs[baseline]["final_accuracy"]) if recipe in runs
-                 else None for _, runs in columns]
-        known = [d for d in diffs if d is not None]
-        lines.append(f"| {recipe} | " + " | ".join("—" if d is None else f"{d:+.1f}" for d in diffs)
-                     + f" | {sum(known) / len(known):+.1f} points |")
-    return "\n".join(lines)
-
-
-def lead_table(pairs: dict, schedule, recipe: str = "modern", baseline: str = "bert-40%") -> str:
-    """Markdown: `recipe`'s lead over `baseline` at every evaluation of runs made side by side, with the window
-    length the curriculum (`schedule`, a `curriculum.LengthSchedule` planned over the run's clock) had reached by
-    then. `pairs`: {column name: a speedrun result holding both recipes for one seed}. Notebook 16, section 7: where
-    in the 15 minutes the modern encoder's lead is made. Every run's evaluations must fall at the same seconds."""
-    columns = [(h, runs[recipe], runs[baseline]) for h, runs in _columns_by_seed(pairs, baseline) if recipe in runs]
-    seconds = columns[0][1]["history"]["seconds"]
-    for header, *runs in columns:
-        if any([round(s) for s in run["history"]["seconds"]] != [round(s) for s in seconds] for run in runs):
-            raise ValueError(f"{header}: {recipe} and {baseline} were evaluated at other times than the first "
-                             f"column's; give every run the same --minutes and --eval-seconds")
-    budget = 60 * columns[0][1]["minutes"]
-    lines = ["| minutes | window | " + " | ".join(f"{n}: {baseline} → {recipe}" for n, _, _ in columns) + " |",
-             "|" + "---|" * (len(columns) + 2)]
-    for i, s in enumerate(seconds):
-        cells = [f"{b['history']['accuracy'][i]:.1%} → {a['history']['accuracy'][i]:.1%} "
-                 f"({100 * (a['history']['accuracy'][i] - b['history']['accuracy'][i]):+.1f})" for _, a, b in columns]
-        lines.append(f"| {s / 60:.1f} | {schedule.length_at(min(s / budget, 1.0))} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
 def lengths_table(results: dict) -> str:
     """Markdown: held-out masked accuracy by window length (the lengths command), one column per model
     (`results`: {column name: the command's result}); a length the model refuses reads "refused"."""
@@ -298,4 +242,15 @@ def lengths_table(results: dict) -> str:
             cells.append("—" if figures is None else "refused" if "refused" in figures
                          else f"{figures['accuracy']:.1%}")
         lines.append(f"| {length} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def electra_bench_table(result: dict) -> str:
+    """Markdown: `bench --electra`'s steps (notebook 15, section 8): median step time, the ratio to the masked LM's
+    step on the same characters, operator calls of one step, parameters trained."""
+    e = result["electra"]
+    lines = ["| step | median ms | × the masked LM's | operator calls | parameters trained |", "|---|---|---|---|---|"]
+    for name, p in e["peers"].items():
+        lines.append(f"| {name} | {p['median_step_ms']:.0f} | {p['vs_masked_lm']:.2f} | {p['operator_calls']:,} | "
+                     f"{p['parameters_trained']:,} |")
     return "\n".join(lines)

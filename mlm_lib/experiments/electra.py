@@ -1,7 +1,7 @@
 """ELECTRA against the course's masked LM at equal work, judged by what pretraining is for (notebook 15).
 
     python -m mlm_lib.experiments.electra --objectives electra "electra, 40%" "electra, generator 1/2" "electra, warm generator" "electra, two-stage" "electra, two-stage, 40%" --seeds 0 --characters 2000000 --no-finetune --preset laptop --jobs 2 --out mlm_lib/course/assets/results/electra-options.json
-    python -m mlm_lib.experiments.electra --objectives "mlm, continued" "electra, two-stage" shipped scratch --seeds 0 1 2 --characters 4000000 --preset laptop --jobs 2 --out mlm_lib/course/assets/results/electra-stage2.json
+    python -m mlm_lib.experiments.electra --objectives "mlm, continued" "electra, two-stage, 40%" shipped scratch --seeds 0 1 2 --characters 2000000 --preset laptop --jobs 2 --out electra-stage2.json
     python -m mlm_lib.experiments.electra --preset smoke --characters 20000 --out /tmp/electra.json   # the tests
 
 Every pretraining reads the same budget of training characters (`--characters`: steps = characters / characters a
@@ -271,7 +271,7 @@ def main(argv=None) -> dict:
                         "its fine-tuning: OBJECTIVE-sSEED.pt (and ELECTRA's generator as OBJECTIVE-sSEED-generator.pt)")
     parser.add_argument("--objectives", nargs="+", choices=OBJECTIVES, default=["mlm", "electra", "scratch"],
                         metavar="ARM", help="which arms to run (default: mlm, electra and scratch); one of "
-                        + ", ".join(repr(o) for o in OBJECTIVES))
+                        + ", ".join(repr(o) for o in OBJECTIVES).replace("%", "%%"))  # argparse formats help with %
     parser.add_argument("--jobs", type=whole_number(1), default=1, help="pretrainings run at once, each in its own "
                         "process: with one thread each on a CPU, or sharing one NVIDIA GPU, which at these sizes waits "
                         "on kernel launches most of each step (default 1)")

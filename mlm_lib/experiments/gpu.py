@@ -74,6 +74,10 @@ NOT_ON_A_GPU = {"scaling": "threads and processes of the CPU", "reproduce": "com
                 "upgrade": "re-saves a checkpoint file", "gpu": "this command"}
 
 
+NOTEBOOKS_AT_ONCE = 4  # at the notebooks' sizes a GPU mostly waits: four share it
+NOTEBOOK_THREADS = 4  # CPU threads each, so that four notebooks do not fight over a 16-core host's threads
+
+
 def check_jobs(tmp: Path) -> list[Job]:
     """What `check` runs: the device tests, every notebook with device="cuda", every command with --device cuda."""
     from ..course.assets import reference_checkpoint_path  # (not at the top: without a GPU, `check` stops at once)
@@ -87,7 +91,8 @@ def check_jobs(tmp: Path) -> list[Job]:
     for i, notebook in enumerate(notebooks):
         jobs.append(Job(f"notebook {notebook.stem}", [PYTHON, "-m", "papermill", str(notebook),
                                                       str(tmp / "notebooks" / notebook.name), "-p", "device", "cuda",
-                                                      "--no-progress-bar"], away, group=1 + i // 4))
+                                                      "-p", "threads", str(NOTEBOOK_THREADS), "--no-progress-bar"],
+                        away, group=1 + i // NOTEBOOKS_AT_ONCE))
     last = jobs[-1].group + 1
     fill = {"tmp": str(tmp / "commands"), "checkpoint": str(reference_checkpoint_path())}
     for name, args in COMMAND_SMOKES.items():
