@@ -3,8 +3,8 @@ Taught in notebook 14 ("How fast can a laptop pretrain BERT?"), §3.
 
 AdamW scales each weight's step by that weight's own gradient history, one number at a time. Muon (Keller
 Jordan, 2024; the optimiser of the modded-nanoGPT speedruns) treats a weight matrix as a matrix: it keeps a
-momentum of the gradient, as SGD does, and replaces that momentum matrix by the nearest (semi-)orthogonal one,
-so that the update moves every direction of the matrix by about the same amount instead of mostly the few
+momentum of the gradient, as SGD does, and replaces that momentum matrix by an approximation of the nearest
+(semi-)orthogonal one, so that the update moves every direction of the matrix by about the same amount instead of mostly the few
 directions with the largest gradients. The orthogonal matrix is approximated by five Newton-Schulz iterations,
 matmuls only: about 2.5 GFLOP a step for the course model's 24 matrices, next to about 20 for the forward and
 backward pass of one batch of 4,096 characters (notebook 14 measures what it costs in steps per minute).
@@ -33,7 +33,7 @@ NS_COEFFICIENTS = (3.4445, -4.775, 2.0315)
 
 def newton_schulz(matrix: torch.Tensor, steps: int = 5, coefficients=NS_COEFFICIENTS,
                   eps: float = 1e-7, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """The (approximately) orthogonal matrix nearest to `matrix`: same singular vectors, singular values near 1.
+    """The (approximately) orthogonal matrix nearest to `matrix`: same singular vectors, singular values about 0.5-1.5.
 
     Divide by the Frobenius norm (so every singular value is at most 1), then repeat X <- aX + b(XXᵀ)X +
     c(XXᵀ)²X, which maps each singular value s to as + bs³ + cs⁵ and leaves the singular vectors alone. Works

@@ -176,3 +176,9 @@ def test_notebooks_import_no_command(path):
                      else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n.startswith("mlm_lib.experiments") for n in names), \
                 f"{path.name} imports a command ({names}): import what it needs from a concept module or mlm_lib.course"
+
+
+def test_readme_stays_within_16000_characters():
+    """README is the course's front page: the details live in docs/ (issue 51 set the bound)."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    assert len(readme) <= 16_000, f"README.md has {len(readme):,} characters: move detail to docs/"

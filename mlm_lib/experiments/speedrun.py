@@ -1,14 +1,18 @@
-"""How fast can a laptop pretrain the course's BERT? Training against the clock, recipe by recipe.
+"""How fast can a laptop pretrain the course's BERT, and which recipe learns more? Recipe by recipe, on a budget of
+characters (comparisons) or of minutes (speed on one machine).
 
+    python -m mlm_lib.experiments.speedrun --recipes bert bert-40% muon-40% --seeds 0 1 2 --characters 4000000 --preset whole --jobs 2 --out ablation.json
     python -m mlm_lib.experiments.speedrun --recipes bert pre-ln muon --seeds 0 --minutes 15 --out speedrun.json
     python -m mlm_lib.experiments.speedrun --recipes muon --seeds 0 --minutes 15 --out s.json --keep-models
     python -m mlm_lib.experiments.speedrun --recipes bert --minutes 0.1 --preset smoke --out /tmp/s.json  # the tests
     python -m mlm_lib.experiments.speedrun --recipes bert-40% --minutes 1 --preset gpu --device cuda --out gpu.json
 
-A recipe (`RECIPES`) is a model shape and a way to train it. Every schedule runs on the **clock**, as in the
-modded-nanoGPT speedruns and Cramming: the learning rate (warm-up, then linear decay to zero) and the window
-length (notebook 07's curriculum) are functions of the share of the time budget spent, so a run ends with its
-learning rate at zero when the budget is used up, whatever the speed of the machine. The clock counts
+A recipe (`RECIPES`) is a model shape and a way to train it. Its schedules — the learning rate (warm-up, then
+linear decay to zero) and the window length (notebook 07's curriculum) — are functions of the share of the budget
+spent, so a run ends with its learning rate at zero when the budget is used up. The budget is either **characters**
+(`--characters`: equal work, the same result for a seed on any machine — what every comparison uses, notebook 14,
+section 2) or the **clock** (`--minutes`: how far this machine gets, as Cramming budgets its runs; the
+modded-nanoGPT speedruns instead fix the number of steps and time them). The clock counts
 training only: every `--eval-seconds` of it the run stops the clock and measures held-out masked-character
 accuracy at length 128 (the issue's bar) on the same windows, so a result says when each recipe first reached
 70% and 75%.
