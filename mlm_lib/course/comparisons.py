@@ -140,3 +140,117 @@ STATED: list[tuple[str, str, str, str]] = [
 __all__ = ["COMPARISONS", "STATED", "Comparison", "describe", "show", "verdict_table"]
 
 # parts 2-3 (notebooks 09-13): their comparisons and stated conclusions are added below
+
+
+def _at(record: dict, path: str):
+    """A dotted path, as `_get` reads it, that may also index a list: "history.val_segments.-1.loss" is the loss of
+    a run's last evaluation (the files of notebook 10 keep a run's final figures only in its history)."""
+    value = record
+    for key in path.split("."):
+        value = value[int(key)] if isinstance(value, list) else value[key]
+    return value
+
+
+@dataclass(frozen=True)
+class _LastEvaluation(Comparison):
+    """A comparison whose `value` may step into a list (`_at`): the RoBERTa runs and the sentence heads."""
+
+    def arm(self, result: dict, fields: dict) -> dict:
+        chosen: dict = {}
+        for record in result[self.records]:
+            if all(record.get(k) == v for k, v in {**self.where, **fields}.items()) and not record.get("sweep"):
+                chosen.setdefault(record[self.seed], []).append(float(_at(record, self.value)))
+        if not chosen:
+            raise ValueError(f"No record in {self.results} has {fields | self.where}.")
+        return {seed: sum(values) / len(values) for seed, values in sorted(chosen.items())}
+
+
+@dataclass(frozen=True)
+class _PerPretraining(Comparison):
+    """Files of one command that differ only in the pretraining seed (`settings.seed`: mlm_vs_ltr.json is seed 0,
+    mlm_vs_ltr-s1.json seed 1, ...), each holding several fine-tunings of its pretraining. The verdict's seed is the
+    pretraining's: its fine-tuning seeds are averaged, so one file is one seed, however many fine-tunings it has."""
+    seed: str = "pretraining seed"
+
+    def load(self) -> dict:
+        names = (self.results,) if isinstance(self.results, str) else tuple(self.results)
+        files = [load_json_results(name) for name in names]
+        for name, other in zip(names[1:], files[1:]):
+            if {**other["settings"], "seed": None} != {**files[0]["settings"], "seed": None}:
+                raise ValueError(f"{name} was made with other settings than {names[0]}: its runs are not comparable.")
+        tagged = [{**r, self.seed: f["settings"]["seed"]} for f in files for r in f[self.records]]
+        return files[0] | {self.records: tagged}
+
+
+_LABELS = {50: "50 labels", 200: "200 labels", 1000: "1,000 labels", "all": "all 9,340 labels"}
+
+
+def _finetune(a: dict, b: dict, budget, metric: str = "") -> Comparison:
+    """Notebook 11's learners (finetune_curve.json): the seeds are fine-tunings of one pretrained model (and, for
+    scratch, its initial weights), tested on 420 speeches."""
+    return Comparison("finetune_curve", a, b, "test.accuracy",
+                      f"verse-or-prose test accuracy, {_LABELS[budget]}{metric}", where={"budget": budget})
+
+
+COMPARISONS.update({
+    # notebook 09 §1 and §5: the WordPiece model trained with pieces or whole words masked (whole_word.json)
+    **{f"whole words against pieces, {measure}": Comparison(
+        "whole_word", {"objective": "whole words"}, {"objective": "pieces"}, f"final.{path}",
+        f"held-out accuracy, {measure}")
+       for measure, path in (("held-out text masked piece by piece", "pieces_masked.accuracy"),
+                             ("words masked (per piece)", "words_masked.accuracy"),
+                             ("words masked (whole words right)", "words_masked.word_accuracy"),
+                             ("word-mates visible", "word_mates.mates_visible"),
+                             ("word-mates masked", "word_mates.mates_masked"))},
+    # notebook 10 §3: the sentence heads on the shipped WordPiece model (sentence_head.json), after 2,000 steps
+    **{f"the {a} head against the {b} head, {name}": _LastEvaluation(
+        "sentence_head", {"variant": f"MLM + {a}"}, {"variant": f"MLM + {b}"},
+        f"history.val_{test_set}.-1.nsp_accuracy", f"sentence-head accuracy, {name}")
+       for a, b, name, test_set in (("NSP", "SOP", "new NSP pairs of the training plays", "training plays, new NSP"),
+                                    ("NSP", "SOP", "NSP pairs of the held-out plays", "held-out NSP"),
+                                    ("SOP", "NSP", "SOP pairs of the held-out plays", "held-out SOP"),
+                                    ("SOP", "NSP", "held-out SOP pairs of equal halves",
+                                     "held-out SOP, equal halves"))},
+    "NSP at 1e-3 against 3e-4, new NSP pairs of the training plays": _LastEvaluation(
+        "sentence_head", {"variant": "MLM + NSP, lr 1e-3"}, {"variant": "MLM + NSP"},
+        "history.val_training plays, new NSP.-1.nsp_accuracy",
+        "sentence-head accuracy, new NSP pairs of the training plays"),
+    # notebook 10 §4: RoBERTa's questions on characters, 600 steps (roberta_nsp, roberta_masking, roberta_rate.json)
+    "MLM + NSP against MLM alone, held-out pairs": _LastEvaluation(
+        "roberta_nsp", {"variant": "MLM + NSP"}, {"variant": "MLM alone"}, "history.val_pairs.-1.loss",
+        "held-out masked loss on pairs", **LOSS),
+    "MLM alone against MLM + NSP, held-out single segments": _LastEvaluation(
+        "roberta_nsp", {"variant": "MLM alone"}, {"variant": "MLM + NSP"}, "history.val_segments.-1.loss",
+        "held-out masked loss on single segments", **LOSS),
+    **{f"dynamic masks against static, {copies}": _LastEvaluation(
+        "roberta_masking", {"variant": "dynamic"}, {"variant": f"static, {copies}"}, "history.val_segments.-1.loss",
+        "held-out masked loss, one play about 14 times", **LOSS) for copies in ("3 copies", "1 copy")},
+    **{f"masking {a} against {b}": _LastEvaluation(
+        "roberta_rate", {"variant": a}, {"variant": b}, "history.val_segments.-1.loss",
+        "held-out masked loss, 15% selected", **LOSS)
+       for a, b in (("25%", "15%"), ("40%", "15%"), ("60%", "15%"), ("80%", "15%"), ("80%", "40%"))},
+    # notebook 11 §4: the learning curve (finetune_curve.json)
+    **{f"pretrained (mean) against scratch, {_LABELS[n]}": _finetune(
+        {"method": "pretrained, mean"}, {"method": "scratch"}, n) for n in _LABELS},
+    **{f"pretrained (mean) against naive Bayes, {_LABELS[n]}": _finetune(
+        {"method": "pretrained, mean"}, {"method": "naive Bayes"}, n) for n in _LABELS},
+    **{f"fine-tuned against frozen, mean pooling, {_LABELS[n]}": _finetune(
+        {"method": "pretrained, mean"}, {"method": "frozen, mean"}, n) for n in _LABELS},
+    **{f"the mean against [CLS], frozen, {_LABELS[n]}": _finetune(
+        {"method": "frozen, mean"}, {"method": "frozen"}, n) for n in _LABELS},
+    **{f"the mean against [CLS], fine-tuned, {_LABELS[n]}": _finetune(
+        {"method": "pretrained, mean"}, {"method": "pretrained"}, n) for n in _LABELS},
+    "[CLS] against scratch, all 9,340 labels": _finetune({"method": "pretrained"}, {"method": "scratch"}, "all"),
+    "naive Bayes against scratch, all 9,340 labels": _finetune({"method": "naive Bayes"}, {"method": "scratch"}, "all"),
+    "pretrained (mean) with 200 labels against scratch with all 9,340": Comparison(
+        "finetune_curve", {"method": "pretrained, mean", "budget": 200}, {"method": "scratch", "budget": "all"},
+        "test.accuracy", "verse-or-prose test accuracy, 200 labels against all 9,340"),
+    # notebook 13 §4: masked against left-to-right, one pretraining per objective and file (mlm_vs_ltr.json: seed 0;
+    # add mlm_vs_ltr-s1, -s2 to the tuple when they ship)
+    **{f"masked against left-to-right, {step:,} pretraining steps": _PerPretraining(
+        ("mlm_vs_ltr",), {"objective": "masked"}, {"objective": "left-to-right"}, "accuracy",
+        f"verse-or-prose test accuracy after {step:,} pretraining steps, 200 labels, mean of 2 fine-tunings",
+        records="finetuned",
+        where={"pretraining_steps": step})
+       for step in (150, 300, 600, 1200)},
+})
