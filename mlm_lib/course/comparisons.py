@@ -254,3 +254,14 @@ COMPARISONS.update({
         where={"pretraining_steps": step})
        for step in (150, 300, 600, 1200)},
 })
+
+_09 = "notebooks/part2_real_bert_input/09_whole_word_masking.ipynb"
+STATED += [
+    (_09, "For the visible column two seeds are **too few seeds**.", "whole words against pieces, word-mates visible",
+     "too few seeds"),
+    *[(_09, "so the verdicts printed above are **too few seeds**", f"whole words against pieces, {measure}",
+       "too few seeds") for measure in ("held-out text masked piece by piece", "words masked (per piece)",
+                                        "words masked (whole words right)")],
+    (_09, "and again two seeds are **too few seeds** to call it", "whole words against pieces, word-mates visible",
+     "too few seeds"),
+]
