@@ -265,3 +265,27 @@ STATED += [
     (_09, "and again two seeds are **too few seeds** to call it", "whole words against pieces, word-mates visible",
      "too few seeds"),
 ]
+
+_10 = "notebooks/part2_real_bert_input/10_sentence_pairs_and_nsp.ipynb"
+STATED += [
+    (_10, "call the NSP head **ahead** on the training plays",
+     "the NSP head against the SOP head, new NSP pairs of the training plays", "ahead"),
+    (_10, "find **too few seeds** on the held-out plays",
+     "the NSP head against the SOP head, NSP pairs of the held-out plays", "too few seeds"),
+    (_10, "against the NSP head's 56.2% and 57.0% there: **ahead** by the rule",
+     "the SOP head against the NSP head, SOP pairs of the held-out plays", "ahead"),
+    (_10, "against 55.5% and 53.5%: higher in both seeds, **too few seeds** to call",
+     "the SOP head against the NSP head, held-out SOP pairs of equal halves", "too few seeds"),
+    (_10, "**one seed**, no verdict, so the rate is not ruled out",
+     "NSP at 1e-3 against 3e-4, new NSP pairs of the training plays", "one seed"),
+    (_10, "call MLM alone **ahead** on single segments", "MLM alone against MLM + NSP, held-out single segments",
+     "ahead"),
+    (_10, "find **too few seeds** for MLM + NSP on pairs", "MLM + NSP against MLM alone, held-out pairs",
+     "too few seeds"),
+    (_10, "dynamic lower by 0.06 and 0.03 nats — **too few seeds**", "dynamic masks against static, 3 copies",
+     "too few seeds"),
+    (_10, "dynamic masks end **ahead** of it by the rule", "dynamic masks against static, 1 copy", "ahead"),
+    *[(_10, "Against 15%, two seeds are **too few seeds** for the rule to call any of these",
+       f"masking {rate} against 15%", "too few seeds") for rate in ("25%", "40%", "60%", "80%")],
+    (_10, "It does call 80% **behind** 40%", "masking 80% against 40%", "behind"),
+]
