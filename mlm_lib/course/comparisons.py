@@ -320,3 +320,11 @@ STATED += [
     *[(_11, "Fine-tuning all of it is ahead of a head on frozen vectors from 200 labels on",
        f"fine-tuned against frozen, mean pooling, {n}", "ahead") for n in _200_ON],
 ]
+
+_13 = "notebooks/part3_why_pretrain/13_mlm_vs_ltr.ipynb"
+STATED += [
+    *[(_13, "so every verdict printed above is **one seed**",
+       f"masked against left-to-right, {step:,} pretraining steps", "one seed") for step in (150, 300, 600, 1200)],
+    *[(_13, "with one pretraining per objective (**one seed**: no verdict yet)",
+       f"masked against left-to-right, {step:,} pretraining steps", "one seed") for step in (150, 600, 1200)],
+]
