@@ -328,3 +328,31 @@ STATED += [
     *[(_13, "with one pretraining per objective (**one seed**: no verdict yet)",
        f"masked against left-to-right, {step:,} pretraining steps", "one seed") for step in (150, 600, 1200)],
 ]
+
+_PART2, _PART3 = "docs/results-part2.md", "docs/results-part3.md"
+STATED += [
+    (_PART2, "calls it ahead on new pairs of the training plays",
+     "the NSP head against the SOP head, new NSP pairs of the training plays", "ahead"),
+    (_PART2, "finds too few seeds on the held-out plays",
+     "the NSP head against the SOP head, NSP pairs of the held-out plays", "too few seeds"),
+    (_PART2, "MLM alone on single segments is ahead by the course's rule",
+     "MLM alone against MLM + NSP, held-out single segments", "ahead"),
+    (_PART2, "MLM + NSP on pairs has too few seeds", "MLM + NSP against MLM alone, held-out pairs", "too few seeds"),
+    (_PART2, "dynamic lower by 0.06 and 0.03 nats: too few seeds to call", "dynamic masks against static, 3 copies",
+     "too few seeds"),
+    (_PART2, "dynamic masks are ahead of it by the rule", "dynamic masks against static, 1 copy", "ahead"),
+    *[(_PART2, "two seeds are too few seeds for the course's rule to call any of them", f"masking {rate} against 15%",
+       "too few seeds") for rate in ("25%", "40%", "60%")],
+    (_PART2, "80% is behind 40% by the rule", "masking 80% against 40%", "behind"),
+    *[(_PART3, "with 200 labels, ahead of both by the rule", f"pretrained (mean) against {other}, 200 labels", "ahead")
+      for other in ("scratch", "naive Bayes")],
+    *[(_PART3, "with 50, too few seeds (the seeds disagree on how much)",
+       f"pretrained (mean) against {other}, 50 labels", "too few seeds") for other in ("scratch", "naive Bayes")],
+    (_PART3, "5.2: still ahead by the rule", "pretrained (mean) against naive Bayes, all 9,340 labels", "ahead"),
+    *[(_PART3, "ahead by the rule from 200 labels on", f"fine-tuned against frozen, mean pooling, {n}", "ahead")
+      for n in _200_ON],
+    (_PART3, "ahead by the rule from 200 labels on, too few seeds with 50",
+     "fine-tuned against frozen, mean pooling, 50 labels", "too few seeds"),
+    *[(_PART3, "each comparison is one seed", f"masked against left-to-right, {step:,} pretraining steps", "one seed")
+      for step in (150, 300, 600, 1200)],
+]
