@@ -168,3 +168,219 @@ STATED: list[tuple[str, str, str, str]] = [
 __all__ = ["COMPARISONS", "STAGE2", "STATED", "Comparison", "describe", "load_together", "show", "verdict_table"]
 
 # parts 2-3 (notebooks 09-13): their comparisons and stated conclusions are added below
+
+
+def _at(record: dict, path: str):
+    """A dotted path, as `_get` reads it, that may also index a list: "history.val_segments.-1.loss" is the loss of
+    a run's last evaluation (the files of notebook 10 keep a run's final figures only in its history)."""
+    value = record
+    for key in path.split("."):
+        value = value[int(key)] if isinstance(value, list) else value[key]
+    return value
+
+
+@dataclass(frozen=True)
+class _LastEvaluation(Comparison):
+    """A comparison whose `value` may step into a list (`_at`): the RoBERTa runs and the sentence heads."""
+
+    def arm(self, result: dict, fields: dict) -> dict:
+        chosen: dict = {}
+        for record in result[self.records]:
+            if all(record.get(k) == v for k, v in {**self.where, **fields}.items()) and not record.get("sweep"):
+                chosen.setdefault(record[self.seed], []).append(float(_at(record, self.value)))
+        if not chosen:
+            raise ValueError(f"No record in {self.results} has {fields | self.where}.")
+        return {seed: sum(values) / len(values) for seed, values in sorted(chosen.items())}
+
+
+@dataclass(frozen=True)
+class _PerPretraining(Comparison):
+    """Files of one command that differ only in the pretraining seed (`settings.seed`: mlm_vs_ltr.json is seed 0,
+    mlm_vs_ltr-s1.json seed 1, ...), each holding several fine-tunings of its pretraining. The verdict's seed is the
+    pretraining's: its fine-tuning seeds are averaged, so one file is one seed, however many fine-tunings it has."""
+    seed: str = "pretraining seed"
+
+    def load(self) -> dict:
+        names = (self.results,) if isinstance(self.results, str) else tuple(self.results)
+        files = [load_json_results(name) for name in names]
+        for name, other in zip(names[1:], files[1:]):
+            if {**other["settings"], "seed": None} != {**files[0]["settings"], "seed": None}:
+                raise ValueError(f"{name} was made with other settings than {names[0]}: its runs are not comparable.")
+        tagged = [{**r, self.seed: f["settings"]["seed"]} for f in files for r in f[self.records]]
+        return files[0] | {self.records: tagged}
+
+
+_LABELS = {50: "50 labels", 200: "200 labels", 1000: "1,000 labels", "all": "all 9,340 labels"}
+
+
+def _finetune(a: dict, b: dict, budget, metric: str = "") -> Comparison:
+    """Notebook 11's learners (finetune_curve.json): the seeds are fine-tunings of one pretrained model (and, for
+    scratch, its initial weights), tested on 420 speeches."""
+    return Comparison("finetune_curve", a, b, "test.accuracy",
+                      f"verse-or-prose test accuracy, {_LABELS[budget]}{metric}", where={"budget": budget})
+
+
+COMPARISONS.update({
+    # notebook 09 §1 and §5: the WordPiece model trained with pieces or whole words masked (whole_word.json)
+    **{f"whole words against pieces, {measure}": Comparison(
+        "whole_word", {"objective": "whole words"}, {"objective": "pieces"}, f"final.{path}",
+        f"held-out accuracy, {measure}")
+       for measure, path in (("held-out text masked piece by piece", "pieces_masked.accuracy"),
+                             ("words masked (per piece)", "words_masked.accuracy"),
+                             ("words masked (whole words right)", "words_masked.word_accuracy"),
+                             ("word-mates visible", "word_mates.mates_visible"),
+                             ("word-mates masked", "word_mates.mates_masked"))},
+    # notebook 10 §3: the sentence heads on the shipped WordPiece model (sentence_head.json), after 2,000 steps
+    **{f"the {a} head against the {b} head, {name}": _LastEvaluation(
+        "sentence_head", {"variant": f"MLM + {a}"}, {"variant": f"MLM + {b}"},
+        f"history.val_{test_set}.-1.nsp_accuracy", f"sentence-head accuracy, {name}")
+       for a, b, name, test_set in (("NSP", "SOP", "new NSP pairs of the training plays", "training plays, new NSP"),
+                                    ("NSP", "SOP", "NSP pairs of the held-out plays", "held-out NSP"),
+                                    ("SOP", "NSP", "SOP pairs of the held-out plays", "held-out SOP"),
+                                    ("SOP", "NSP", "held-out SOP pairs of equal halves",
+                                     "held-out SOP, equal halves"))},
+    "NSP at 1e-3 against 3e-4, new NSP pairs of the training plays": _LastEvaluation(
+        "sentence_head", {"variant": "MLM + NSP, lr 1e-3"}, {"variant": "MLM + NSP"},
+        "history.val_training plays, new NSP.-1.nsp_accuracy",
+        "sentence-head accuracy, new NSP pairs of the training plays"),
+    # notebook 10 §4: RoBERTa's questions on characters, 600 steps (roberta_nsp, roberta_masking, roberta_rate.json)
+    "MLM + NSP against MLM alone, held-out pairs": _LastEvaluation(
+        "roberta_nsp", {"variant": "MLM + NSP"}, {"variant": "MLM alone"}, "history.val_pairs.-1.loss",
+        "held-out masked loss on pairs", **LOSS),
+    "MLM alone against MLM + NSP, held-out single segments": _LastEvaluation(
+        "roberta_nsp", {"variant": "MLM alone"}, {"variant": "MLM + NSP"}, "history.val_segments.-1.loss",
+        "held-out masked loss on single segments", **LOSS),
+    **{f"dynamic masks against static, {copies}": _LastEvaluation(
+        "roberta_masking", {"variant": "dynamic"}, {"variant": f"static, {copies}"}, "history.val_segments.-1.loss",
+        "held-out masked loss, one play about 14 times", **LOSS) for copies in ("3 copies", "1 copy")},
+    **{f"masking {a} against {b}": _LastEvaluation(
+        "roberta_rate", {"variant": a}, {"variant": b}, "history.val_segments.-1.loss",
+        "held-out masked loss, 15% selected", **LOSS)
+       for a, b in (("25%", "15%"), ("40%", "15%"), ("60%", "15%"), ("80%", "15%"), ("80%", "40%"))},
+    # notebook 11 §4: the learning curve (finetune_curve.json)
+    **{f"pretrained (mean) against scratch, {_LABELS[n]}": _finetune(
+        {"method": "pretrained, mean"}, {"method": "scratch"}, n) for n in _LABELS},
+    **{f"pretrained (mean) against naive Bayes, {_LABELS[n]}": _finetune(
+        {"method": "pretrained, mean"}, {"method": "naive Bayes"}, n) for n in _LABELS},
+    **{f"fine-tuned against frozen, mean pooling, {_LABELS[n]}": _finetune(
+        {"method": "pretrained, mean"}, {"method": "frozen, mean"}, n) for n in _LABELS},
+    **{f"the mean against [CLS], frozen, {_LABELS[n]}": _finetune(
+        {"method": "frozen, mean"}, {"method": "frozen"}, n) for n in _LABELS},
+    **{f"the mean against [CLS], fine-tuned, {_LABELS[n]}": _finetune(
+        {"method": "pretrained, mean"}, {"method": "pretrained"}, n) for n in _LABELS},
+    "naive Bayes against scratch, all 9,340 labels": _finetune({"method": "naive Bayes"}, {"method": "scratch"}, "all"),
+    "pretrained (mean) with 200 labels against scratch with all 9,340": Comparison(
+        "finetune_curve", {"method": "pretrained, mean", "budget": 200}, {"method": "scratch", "budget": "all"},
+        "test.accuracy", "verse-or-prose test accuracy, 200 labels against all 9,340"),
+    # notebook 13 §4: masked against left-to-right, one pretraining per objective and file (mlm_vs_ltr.json: seed 0;
+    # add mlm_vs_ltr-s1, -s2 to the tuple when they ship)
+    **{f"masked against left-to-right, {step:,} pretraining steps": _PerPretraining(
+        ("mlm_vs_ltr",), {"objective": "masked"}, {"objective": "left-to-right"}, "accuracy",
+        f"verse-or-prose test accuracy after {step:,} pretraining steps, 200 labels, mean of 2 fine-tunings",
+        records="finetuned",
+        where={"pretraining_steps": step})
+       for step in (150, 300, 600, 1200)},
+})
+
+_09 = "notebooks/part2_real_bert_input/09_whole_word_masking.ipynb"
+STATED += [
+    (_09, "For the visible column two seeds are **too few seeds**.", "whole words against pieces, word-mates visible",
+     "too few seeds"),
+    *[(_09, "so the verdicts printed above are **too few seeds**", f"whole words against pieces, {measure}",
+       "too few seeds") for measure in ("held-out text masked piece by piece", "words masked (per piece)",
+                                        "words masked (whole words right)")],
+    (_09, "and again two seeds are **too few seeds** to call it", "whole words against pieces, word-mates visible",
+     "too few seeds"),
+]
+
+_10 = "notebooks/part2_real_bert_input/10_sentence_pairs_and_nsp.ipynb"
+STATED += [
+    (_10, "call the NSP head **ahead** on the training plays",
+     "the NSP head against the SOP head, new NSP pairs of the training plays", "ahead"),
+    (_10, "find **too few seeds** on the held-out plays",
+     "the NSP head against the SOP head, NSP pairs of the held-out plays", "too few seeds"),
+    (_10, "against the NSP head's 56.2% and 57.0% there: **ahead** by the rule",
+     "the SOP head against the NSP head, SOP pairs of the held-out plays", "ahead"),
+    (_10, "against 55.5% and 53.5%: higher in both seeds, **too few seeds** to call",
+     "the SOP head against the NSP head, held-out SOP pairs of equal halves", "too few seeds"),
+    (_10, "**one seed**, no verdict, so the rate is not ruled out",
+     "NSP at 1e-3 against 3e-4, new NSP pairs of the training plays", "one seed"),
+    (_10, "call MLM alone **ahead** on single segments", "MLM alone against MLM + NSP, held-out single segments",
+     "ahead"),
+    (_10, "find **too few seeds** for MLM + NSP on pairs", "MLM + NSP against MLM alone, held-out pairs",
+     "too few seeds"),
+    (_10, "dynamic lower by 0.06 and 0.03 nats — **too few seeds**", "dynamic masks against static, 3 copies",
+     "too few seeds"),
+    (_10, "dynamic masks end **ahead** of it by the rule", "dynamic masks against static, 1 copy", "ahead"),
+    *[(_10, "Against 15%, two seeds are **too few seeds** for the rule to call any of these",
+       f"masking {rate} against 15%", "too few seeds") for rate in ("25%", "40%", "60%", "80%")],
+    (_10, "It does call 80% **behind** 40%", "masking 80% against 40%", "behind"),
+]
+
+_11 = "notebooks/part3_why_pretrain/11_fine_tuning.ipynb"
+_200_ON = ("200 labels", "1,000 labels", "all 9,340 labels")
+STATED += [
+    *[(_11, "With 200 labels the rule calls it **ahead** of both", f"pretrained (mean) against {other}, 200 labels",
+       "ahead") for other in ("scratch", "naive Bayes")],
+    (_11, "two are **too few seeds** to call it", "pretrained (mean) against scratch, 50 labels", "too few seeds"),
+    (_11, "5.2, still **ahead** of it by the rule", "pretrained (mean) against naive Bayes, all 9,340 labels", "ahead"),
+    (_11, "the 4.8 points over the network from scratch are too few seeds to call",
+     "pretrained (mean) against scratch, all 9,340 labels", "too few seeds"),
+    (_11, "the rule calls the mean **ahead** of `[CLS]` only with 50 labels",
+     "the mean against [CLS], fine-tuned, 50 labels", "ahead"),
+    *[(_11, "the other 10 to 28 points below: too few seeds", f"the mean against [CLS], fine-tuned, {n}",
+       "too few seeds") for n in _200_ON],
+    *[(_11, "**ahead** by the rule at 200, 1,000 and 9,340 labels", f"fine-tuned against frozen, mean pooling, {n}",
+       "ahead") for n in _200_ON],
+    (_11, "with 50 the seeds disagree (19 and 7 points), too few seeds",
+     "fine-tuned against frozen, mean pooling, 50 labels", "too few seeds"),
+    *[(_11, "(**ahead** by the rule with 200 and 9,340 labels", f"the mean against [CLS], frozen, {n}", "ahead")
+      for n in ("200 labels", "all 9,340 labels")],
+    *[(_11, "too few seeds with 50 and 1,000", f"the mean against [CLS], frozen, {n}", "too few seeds")
+      for n in ("50 labels", "1,000 labels")],
+    (_11, "for the two seeds of the network from scratch: too few seeds to call either way",
+     "naive Bayes against scratch, all 9,340 labels", "too few seeds"),
+    *[(_11, "the pretrained model pooled by its mean is **ahead** of the network from random weights and of the "
+            "count model", f"pretrained (mean) against {other}, 200 labels", "ahead")
+      for other in ("scratch", "naive Bayes")],
+    (_11, "did with all 9,340 labels, in both seeds (too few seeds to call)",
+     "pretrained (mean) with 200 labels against scratch with all 9,340", "too few seeds"),
+    *[(_11, "Fine-tuning all of it is ahead of a head on frozen vectors from 200 labels on",
+       f"fine-tuned against frozen, mean pooling, {n}", "ahead") for n in _200_ON],
+]
+
+_13 = "notebooks/part3_why_pretrain/13_mlm_vs_ltr.ipynb"
+STATED += [
+    *[(_13, "so every verdict printed above is **one seed**",
+       f"masked against left-to-right, {step:,} pretraining steps", "one seed") for step in (150, 300, 600, 1200)],
+    *[(_13, "with one pretraining per objective (**one seed**: no verdict yet)",
+       f"masked against left-to-right, {step:,} pretraining steps", "one seed") for step in (150, 600, 1200)],
+]
+
+_PART2, _PART3 = "docs/results-part2.md", "docs/results-part3.md"
+STATED += [
+    (_PART2, "calls it ahead on new pairs of the training plays",
+     "the NSP head against the SOP head, new NSP pairs of the training plays", "ahead"),
+    (_PART2, "finds too few seeds on the held-out plays",
+     "the NSP head against the SOP head, NSP pairs of the held-out plays", "too few seeds"),
+    (_PART2, "MLM alone on single segments is ahead by the course's rule",
+     "MLM alone against MLM + NSP, held-out single segments", "ahead"),
+    (_PART2, "MLM + NSP on pairs has too few seeds", "MLM + NSP against MLM alone, held-out pairs", "too few seeds"),
+    (_PART2, "dynamic lower by 0.06 and 0.03 nats: too few seeds to call", "dynamic masks against static, 3 copies",
+     "too few seeds"),
+    (_PART2, "dynamic masks are ahead of it by the rule", "dynamic masks against static, 1 copy", "ahead"),
+    *[(_PART2, "two seeds are too few seeds for the course's rule to call any of them", f"masking {rate} against 15%",
+       "too few seeds") for rate in ("25%", "40%", "60%")],
+    (_PART2, "80% is behind 40% by the rule", "masking 80% against 40%", "behind"),
+    *[(_PART3, "with 200 labels, ahead of both by the rule", f"pretrained (mean) against {other}, 200 labels", "ahead")
+      for other in ("scratch", "naive Bayes")],
+    *[(_PART3, "with 50, too few seeds (the seeds disagree on how much)",
+       f"pretrained (mean) against {other}, 50 labels", "too few seeds") for other in ("scratch", "naive Bayes")],
+    (_PART3, "5.2: still ahead by the rule", "pretrained (mean) against naive Bayes, all 9,340 labels", "ahead"),
+    *[(_PART3, "ahead by the rule from 200 labels on", f"fine-tuned against frozen, mean pooling, {n}", "ahead")
+      for n in _200_ON],
+    (_PART3, "ahead by the rule from 200 labels on, too few seeds with 50",
+     "fine-tuned against frozen, mean pooling, 50 labels", "too few seeds"),
+    *[(_PART3, "each comparison is one seed", f"masked against left-to-right, {step:,} pretraining steps", "one seed")
+      for step in (150, 300, 600, 1200)],
+]
