@@ -65,6 +65,10 @@ def check_newton_schulz(fn) -> None:
             raise ExerciseError(f"Not the same as mlm_lib.newton_schulz for a {shape[0]}x{shape[1]} matrix and "
                                 f"steps={steps}. Check in turn: the start (divided by its norm once), the Gram matrix "
                                 "of the wide orientation, the three coefficients and the number of iterations.")
+    zero = _tensor(_call(fn, torch.zeros(3, 5), 5), "the result for a zero matrix")
+    if not torch.isfinite(zero).all():
+        raise ExerciseError("A matrix of zeros (a gradient can be one) gives NaN: its norm is 0. Divide by the norm "
+                            "clamped away from zero, e.g. `norm.clamp_min(1e-7)`, as mlm_lib.newton_schulz does.")
     _ok("Five iterations of three small matrix products each, and every singular value lands between about 0.5 "
         "and 1.5: the update's directions all move by about the same amount.")
 
@@ -89,4 +93,5 @@ def check_takes_muon(fn) -> None:
         if not got and name in want:
             raise ExerciseError(f"{name} (shape {tuple(parameter.shape)}) multiplies the hidden vectors inside an "
                                 "encoder layer: Muon is for exactly these matrices.")
-    _ok(f"{len(want)} matrices with Muon (Q, K, V, output, two feed-forward per layer), everything else AdamW.")
+    _ok(f"{len(want)} matrices with Muon in the check's 2-layer model (Q, K, V, output, two feed-forward per layer; "
+        "24 in the course's 4-layer model), everything else AdamW.")

@@ -15,9 +15,16 @@ def check_rotate(fn) -> None:
     x = torch.randn(2, 3, 7, 8, generator=g)
     cos, sin = rope_angles(7, 8)
     expected = apply_rope(x, cos, sin)
-    got = _tensor(_call(fn, x.clone(), cos, sin), "the turned vectors")
+    given = x.clone()
+    got = _tensor(_call(fn, given, cos, sin), "the turned vectors")
+    if not torch.equal(given, x):
+        raise ExerciseError("Your function changed its input in place (a method ending in _, such as mul_ or add_, "
+                            "or an assignment into x[...]): the caller's vectors are gone. Build a new tensor instead.")
     if got.shape != x.shape:
         raise ExerciseError(f"A rotation keeps the shape: expected {tuple(x.shape)}, got {tuple(got.shape)}.")
+    if got.dtype != x.dtype:
+        raise ExerciseError(f"Return the vectors in their own dtype ({x.dtype}), got {got.dtype}: a turn changes "
+                            "directions, not precision.")
     if torch.allclose(got, expected, atol=1e-5):
         _ok("Each pair turned by its position's angle: lengths kept, and q·k now depends on the distance only.")
         return
@@ -46,6 +53,15 @@ def check_rotate(fn) -> None:
                             "split the last dimension (the vector's), chunk(2, dim=-1).")
     if torch.allclose(got, x * cos, atol=1e-5):
         raise ExerciseError("Only the cosine part: a rotation also mixes in the pair's other number, times the sine.")
+    if x.size(0) % 2 == 0 and torch.allclose(got, x * cos + torch.cat((-x.chunk(2, 0)[1], x.chunk(2, 0)[0]), 0) * sin,
+                                             atol=1e-5):
+        raise ExerciseError("The halves were taken along the first dimension (the batch): a pair is two numbers of one "
+                            "vector, so split the last dimension, whatever the number of dimensions before it.")
+    d = x.size(-1)
+    if any(torch.allclose(got[..., :k], expected[..., :k], atol=1e-5) for k in range(1, d)) and \
+            not torch.allclose(got, expected, atol=1e-5):
+        raise ExerciseError(f"Right for part of each vector only: the halves are d/2 = {d // 2} numbers for these "
+                            f"vectors of {d}, so take the width from x (x.shape[-1] // 2), not a fixed number.")
     if (got.norm(dim=-1) - x.norm(dim=-1)).abs().max() > 1e-3:
         raise ExerciseError("The vectors changed length: a rotation keeps it, so something other than a turn happened.")
     raise ExerciseError("Not the expected rotation: x * cos + (the quarter-turned x) * sin, pair (i, i + d/2) by pair.")
@@ -77,12 +93,16 @@ def check_geglu(fn) -> None:
         _ok("One half through GELU (your tanh approximation is within 1e-3 of the exact erf GELU the course and "
             "ModernBERT use), scaled by the other half: the gate decides, per number, how much passes.")
         return
+    bias_free = (x @ w_in.weight.T).chunk(2, dim=-1)
+    if torch.allclose(got, w_out(F.gelu(bias_free[0]) * bias_free[1]), atol=1e-5):
+        raise ExerciseError("w_in's bias is missing: call the layer itself, w_in(x), which adds it, rather than "
+                            "multiplying by its weight alone.")
     slips = [(w_out(F.relu(h) * gate), "ReLU is ReGLU's gate function; GeGLU's is GELU."),
              (w_out(F.silu(h) * gate), "SiLU makes SwiGLU (LLaMA's choice); GeGLU, ModernBERT's, uses GELU."),
              (w_out(F.gelu(w_in(x)[..., :5])), "The gate is missing: the second half multiplies the first "
                                                "half's GELU, number by number."),
              (w_out(F.gelu(w_in(x)[..., ::2]) * w_in(x)[..., 1::2]), "Even and odd numbers are not the halves: "
-              "the first f numbers of w_in(x) go through GELU, the last f are the gate (chunk(2, dim=-1)).")]
+              "the first f numbers of w_in(x) go through GELU, the last f are the gate.")]
     for wrong, message in slips:
         if torch.allclose(got, wrong, atol=1e-5):
             raise ExerciseError(message)
