@@ -194,8 +194,10 @@ def _finetune_summary(result: dict) -> dict:
             groups.setdefault((r["objective"], r["learner"], r["budget"]), []).append(r)
     objectives = list(dict.fromkeys(r["objective"] for r in result["pretrained"]))
     out = {}
+    learners = list(dict.fromkeys(learner for _, learner, _ in groups))  # in the order the runs were made
     for (objective, learner, budget), runs in sorted(groups.items(), key=lambda kv: (
-            objectives.index(kv[0][0]) if kv[0][0] in objectives else len(objectives), kv[0][1], kv[0][2])):
+            objectives.index(kv[0][0]) if kv[0][0] in objectives else len(objectives), learners.index(kv[0][1]),
+            kv[0][2])):
         accs = [r["test"]["accuracy"] for r in runs]
         out[f"{objective} | {learner} | {budget}"] = {
             "runs": len(accs), "test_accuracy": statistics.mean(accs),
