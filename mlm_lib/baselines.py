@@ -72,8 +72,9 @@ class NeighbourCountModel:
     Training counts every (left2, left1, right1, right2) -> centre occurrence in clean text. To guess, look
     up the context in the input the model is given; if that exact context never occurred (for instance
     because a neighbour is itself `[MASK]`), fall back to one neighbour on each side, then to the unigram.
-    It is the strongest thing that needs no learning, and under BERT's masking it suffers exactly where a
-    neural MLM must cope: the neighbours are themselves hidden 15% of the time.
+    It is a simple baseline that needs no learning (one lookup table of near context, not the best possible one),
+    and under BERT's masking it suffers exactly where a neural MLM must cope: the neighbours are themselves hidden
+    15% of the time.
     """
 
     def __init__(self, train_ids: torch.Tensor, vocab_size: int):

@@ -12,10 +12,10 @@ Here one 64-bit random word gives four independent 16-bit uniform numbers, and a
 its number is above p's share of the 16-bit range: the same distribution (p exact to 1/65536), cheaper
 to draw. How much cheaper depends on the CPU: `python -m mlm_lib.experiments.bench` measures it
 (interleaved with PyTorch's own, median of repeats). On the course's 2-core x86-64 machine with torch
-2.13.0 (2026-11-23, 200 repeats) the mask took 1.2 ms instead of 4.6 ms for hidden states of (64, 64, 128)
-(3.8x) and 4.6 ms instead of 16.5 ms for attention weights of (64, 8, 64, 64) (3.6x); the whole dropout,
-forward and backward, was 2.2x and 2.4x faster. A reviewer measured only 1.25x on the mask on another
-machine of the same kind: read these as "faster here", not as a constant. The result is an ordinary tensor expression, so autograd handles the
+2.13.0 (2026-11-23, median of 30 repeats; benchmarks/bench-2core.json) the mask took 1.27 ms instead of 4.86 ms
+for hidden states of (64, 64, 128) (3.8x) and 3.39 ms instead of 14.66 ms for attention weights of (64, 8, 64, 64)
+(4.3x); the whole dropout, forward and backward, was 2.2x faster at both shapes. A reviewer measured only 1.25x
+on the mask on another machine of the same kind: read these as "faster here", not as a constant. The result is an ordinary tensor expression, so autograd handles the
 backward pass (the gradient flows only through kept elements, scaled by 1/(1-p)). Off the CPU, or when
 not training, it defers to `torch.nn.functional.dropout`.
 """

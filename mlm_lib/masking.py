@@ -211,8 +211,10 @@ def mask_whole_words(ids: torch.Tensor, word_ids: torch.Tensor, tokenizer, maski
     selected with probability select_prob and then all of its pieces; each selected piece becomes [MASK] /
     random / unchanged at mask_prob / random_prob / the rest, as in Google's script. (Hugging Face's
     transformers 5 masks whole words with `DataCollatorForLanguageModeling(whole_word_mask=True)`, which shows
-    every selected piece as [MASK] -- here `mask_prob=1, random_prob=0`; its 4.x `DataCollatorForWholeWordMask`
-    did 80/10/10.)
+    every selected piece as [MASK] -- here `mask_prob=1, random_prob=0` -- and takes a word to be a run of pieces
+    with no gap in their character offsets, so punctuation stuck to a word (`night;`, `don't`) is masked with it,
+    where this course's words, like Google's, make each punctuation character a word of its own (notebook 09, §4);
+    its 4.x `DataCollatorForWholeWordMask` did 80/10/10.)
     """
     check_ids(ids, tokenizer.vocab_size)
     check_word_ids(ids, word_ids)

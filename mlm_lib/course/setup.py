@@ -1,9 +1,10 @@
 """The setup cell every notebook opens with: seed everything, set the threads and figure size, print the versions.
 
 Threads: PyTorch starts one thread per core it sees, which on a shared machine (a lab's JupyterHub, a
-laptop busy with other work) can be slower than fewer. Measured on the course's 2-core machine (torch
-2.13.0, training steps at notebook 05's sizes, median of 15): idle, 2 threads took 57 ms and 1 thread
-90 ms; with one other busy process, 2 threads took 218 ms and 1 thread 88 ms. So the default here is the
+laptop busy with other work) can be slower than fewer. On the course's 2-core machine, idle, 2 threads ran the
+course model's training step 1.90x as fast as 1 (`scaling-2core.json`, 2026-11-23; docs/results-part1.md); with
+one other busy process, a measurement made while this module was written and not shipped (torch 2.13.0, notebook
+05's sizes, median of 15) gave 218 ms a step with 2 threads against 88 ms with 1. So the default here is the
 number of CPUs this process may really use (its CPU affinity and its container's CPU quota, which
 PyTorch does not read), and a busy machine gets a warning that says to set `threads = 1`. The setting
 is not changed behind the learner's back: results computed with another thread count can differ in the
