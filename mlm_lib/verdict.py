@@ -1,6 +1,6 @@
 """One rule for every comparison the course draws from its own runs: two arms, several seeds, one word.
 
-Taught in notebook 14 (section 2), where the course's comparisons move from the clock to a budget of characters,
+Taught in notebook 14, §2, where the course's comparisons move from the clock to a budget of characters,
 and used wherever a notebook compares two recipes, objectives or learners (09-11, 13-16). Every comparative sentence in the notebooks, the docs
 and the README says no more than the word this module prints from the shipped results, and a test holds them
 together (`tests/test_verdicts.py`).
