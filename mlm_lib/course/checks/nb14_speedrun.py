@@ -37,8 +37,12 @@ def _ns_slips(matrix, steps):
                       "(b G + c G @ G) @ X.", run(steps, lambda x: a * x + (b * (x.T @ x) + c * (x.T @ x) @ (x.T @ x)) @ x)))
     for n in (steps - 1, steps + 1):
         if n >= 0:
-            slips.append((f"One iteration {'short' if n < steps else 'too many'}: run exactly `steps` ({steps}) "
-                          f"iterations, you ran {n}.", run(n, step)))
+            slips.append((f"One iteration {'short' if n < steps else 'too many'}: the result is what {n} "
+                          f"iteration(s) give, not `steps` ({steps}). Count the loop's turns, and check that each turn "
+                          "assigns its result back to x, so that the next turn starts from it.", run(n, step)))
+    slips.append(("The powers must be matrix products (@), not number-by-number products (*): the polynomial acts on "
+                  "the matrix's singular values only through G @ G and G @ X.",
+                  run(steps, lambda x: a * x + (b * (x @ x.T) + c * (x @ x.T) * (x @ x.T)) @ x)))
     return slips
 
 
@@ -49,7 +53,12 @@ def check_newton_schulz(fn) -> None:
         matrix = torch.randn(*shape, generator=g)
         for steps in (1, 5):
             want = newton_schulz(matrix, steps)
-            got = _tensor(_call(fn, matrix.clone(), steps), "the result")
+            given = matrix.clone()
+            got = _tensor(_call(fn, given, steps), "the result")
+            if not torch.equal(given, matrix):
+                raise ExerciseError("Your function changed the matrix it was given (an in-place operation such as /= or "
+                                    "a method ending in _): an optimiser's momentum would be rescaled. Build new "
+                                    "tensors instead, e.g. x = matrix / norm.")
             if got.shape != matrix.shape:
                 raise ExerciseError(f"For a {shape[0]}x{shape[1]} matrix return a {shape[0]}x{shape[1]} matrix, got "
                                     f"shape {tuple(got.shape)} (a tall matrix is turned wide for the iteration, then back).")
@@ -63,8 +72,9 @@ def check_newton_schulz(fn) -> None:
                                     "at most 1 once the matrix is divided by its norm) and the polynomial's coefficients "
                                     "with their signs, which pull values in (0, 1] towards 1. Check both.")
             raise ExerciseError(f"Not the same as mlm_lib.newton_schulz for a {shape[0]}x{shape[1]} matrix and "
-                                f"steps={steps}. Check in turn: the start (divided by its norm once), the Gram matrix "
-                                "of the wide orientation, the three coefficients and the number of iterations.")
+                                f"steps={steps}. Check in turn: the start (divided by its norm once, in float32), the "
+                                "Gram matrix G = X @ X.T (matrix products, @), the three coefficients and the number "
+                                "of iterations.")
     zero = _tensor(_call(fn, torch.zeros(3, 5), 5), "the result for a zero matrix")
     if not torch.isfinite(zero).all():
         raise ExerciseError("A matrix of zeros (a gradient can be one) gives NaN: its norm is 0. Divide by the norm "

@@ -26,6 +26,17 @@ def check_rotate(fn) -> None:
         raise ExerciseError(f"Return the vectors in their own dtype ({x.dtype}), got {got.dtype}: a turn changes "
                             "directions, not precision.")
     if torch.allclose(got, expected, atol=1e-5):
+        one = torch.randn(8, generator=g)  # one vector and its position's angles, as the notebook calls it
+        try:
+            single = fn(one.clone(), cos[3], sin[3])
+        except Exception as err:  # noqa: BLE001 -- any failure here is the learner's indexing, named below
+            raise ExerciseError(f"Right for a batch of windows, but a single vector x of shape (8,) with its angles "
+                                f"cos[p], sin[p] of shape (8,) stops it ({type(err).__name__}: {err}). Work on the "
+                                "last dimension with `...` (x[..., :h], cos[..., :h]), whatever comes before it.") from None
+        if not (isinstance(single, torch.Tensor) and single.shape == one.shape
+                and torch.allclose(single, apply_rope(one, cos[3], sin[3]), atol=1e-5)):
+            raise ExerciseError("Right for a batch of windows, not for a single vector x of shape (8,) with cos[p], "
+                                "sin[p] of shape (8,): split the last dimension (dim=-1 or `...`), not a fixed one.")
         _ok("Each pair turned by its position's angle: lengths kept, and q·k now depends on the distance only.")
         return
     first, second = x.chunk(2, dim=-1)
