@@ -57,13 +57,17 @@ def test_without_a_gpu_both_stop_at_once_saying_so(what, tmp_path):
 def test_every_command_line_of_gpu_check_runs_here_on_the_cpu(tmp_path):
     """The same command lines with --device cpu: proof that each option gpu-check passes exists (a GPU machine is
     lent for minutes; a typo must not spend them)."""
-    for job in gpu.check_jobs(tmp_path):
-        if not job.name.startswith("command"):
-            continue
+    from concurrent.futures import ThreadPoolExecutor
+
+    def run(job):
         argv = job.argv[:-2] + ["--device", "cpu", "--threads", "1"]
         job.cwd.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(argv, cwd=job.cwd, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, (job.name, done.stderr[-2000:])
+        return job.name, subprocess.run(argv, cwd=job.cwd, capture_output=True, text=True, timeout=600)
+
+    commands = [job for job in gpu.check_jobs(tmp_path) if job.name.startswith("command")]
+    with ThreadPoolExecutor(max_workers=2) as pool:  # two at a time, one thread each: CI's two cores
+        for name, done in pool.map(run, commands):
+            assert done.returncode == 0, (name, done.stderr[-2000:])
 
 
 def test_same_weights_compares_bit_for_bit_wherever_the_models_are(tmp_path):

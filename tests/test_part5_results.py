@@ -88,8 +88,8 @@ def test_the_second_stage_learns_at_every_seed_and_is_compared_at_equal_work():
     for table in (electra_pretraining_table(stage2), electra_finetune_table(stage2)):
         assert table in DOC and table in ASSETS and table.splitlines()[2] in NB15
     finetuned = {(r["objective"], r["pretrain_seed"]) for r in stage2["finetuned"]}
-    assert finetuned >= {(r["objective"], r["seed"]) for r in pre}
-    assert {"scratch", "shipped"} <= {o for o, _ in finetuned}
+    arms = ("mlm, continued", "electra, two-stage, 40%")
+    assert finetuned >= {(o, s) for o in arms for s in (0, 1, 2)} | {("scratch", 0), ("scratch", 1)}  # and the floor
 
 
 def test_the_step_cost_is_its_bench_file():
@@ -98,4 +98,4 @@ def test_the_step_cost_is_its_bench_file():
     assert electra_bench_table(bench) in DOC
     peers = bench["electra"]["peers"]
     assert peers["ELECTRA, joint"]["operator_calls"] > 1.5 * peers["masked LM"]["operator_calls"]  # "about twice"
-    assert 1.0 < peers["ELECTRA, joint"]["vs_masked_lm"] < 1.5  # "adds a fifth or so"
+    assert 1.0 < peers["ELECTRA, joint"]["vs_masked_lm"] < 1.25 < peers["ELECTRA, second stage"]["vs_masked_lm"] < 1.5  # "a seventh", "a third"

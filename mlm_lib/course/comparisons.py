@@ -150,7 +150,8 @@ def verdict_table(*names: str) -> str:
 # where a comparison's conclusion is stated in words: (file, a phrase of the sentence that states it, comparison,
 # the word it uses). tests/test_verdicts.py checks the phrase is in the file, contains the word, and that the word
 # is the one the verdict rule gives today.
-NB14, NB16 = "notebooks/part4_speed/14_how_fast.ipynb", "notebooks/part5_after_bert/16_modern_encoder.ipynb"
+NB14, NB15, NB16 = ("notebooks/part4_speed/14_how_fast.ipynb", "notebooks/part5_after_bert/15_electra.ipynb",
+                    "notebooks/part5_after_bert/16_modern_encoder.ipynb")
 STATED: list[tuple[str, str, str, str]] = [
     (NB14, "40% against 15%: ahead, in all three seeds", "40% against 15% selected", "ahead"),
     (NB14, "Muon on top of 40%: ahead, in both of its seeds", "Muon against AdamW, at 40%", "ahead"),
@@ -162,6 +163,28 @@ STATED: list[tuple[str, str, str, str]] = [
     (NB16, "have one run each here: one seed", "all of ModernBERT's changes against bert-40%", "one seed"),
     ("docs/results-part4.md", "| 40% against 15% selected | +3.1, +4.6, +4.2 | +4.0 (+2.6 to +5.3) points | **ahead** |",
      "40% against 15% selected", "ahead"),
+    (NB15, "Fine-tuned whole with 50 labels, ELECTRA's encoder is behind the masked LM's",
+     "ELECTRA against the masked LM, fine-tuned whole, 50 labels", "behind"),
+    (NB15, "200 labels the verdict is within noise", "ELECTRA against the masked LM, fine-tuned whole, 200 labels",
+     "within noise"),
+    (NB15, "With the encoder frozen it is behind at both label counts", "ELECTRA against the masked LM, frozen, 50 labels",
+     "behind"),
+    (NB15, "With the encoder frozen it is behind at both label counts", "ELECTRA against the masked LM, frozen, 200 labels",
+     "behind"),
+    (NB15, "the masked LM fine-tuned whole is ahead of it at both label counts",
+     "the masked LM against a random encoder, fine-tuned whole, 50 labels", "ahead"),
+    (NB15, "the masked LM fine-tuned whole is ahead of it at both label counts",
+     "the masked LM against a random encoder, fine-tuned whole, 200 labels", "ahead"),
+    (NB15, "ELECTRA fine-tuned whole against it, too few seeds",
+     "ELECTRA against a random encoder, fine-tuned whole, 50 labels", "too few seeds"),
+    (NB15, "ELECTRA fine-tuned whole against it, too few seeds",
+     "ELECTRA against a random encoder, fine-tuned whole, 200 labels", "too few seeds"),
+    (NB15, "encoder fine-tuned whole with 50 labels is behind", "ELECTRA against the masked LM, fine-tuned whole, 50 labels",
+     "behind"),
+    ("docs/results-part5.md", "Fine-tuned whole with 50 labels, ELECTRA's encoder is behind the masked LM's",
+     "ELECTRA against the masked LM, fine-tuned whole, 50 labels", "behind"),
+    ("docs/results-part5.md", "RoPE against bert-40% | +12.3, +10.8 | +11.5 (+7.0 to +16.1) points | **ahead**",
+     "RoPE against bert-40%", "ahead"),
 ]
 
 
