@@ -15,7 +15,11 @@ def check_gumbel_max(fn) -> None:
     logits = torch.randn(6, 9, generator=g) * 2
     noise = torch.rand(6, 9, generator=g).clamp(1e-6, 1 - 1e-6)
     expected = (logits - torch.log(-torch.log(noise))).argmax(-1)
-    got = _tensor(_call(fn, logits, noise.clone()), "the samples")
+    given = noise.clone()
+    got = _tensor(_call(fn, logits, given), "the samples")
+    if not torch.equal(given, noise):
+        raise ExerciseError("Your function changed the noise it was given (an in-place operation such as log_ or "
+                            "neg_): the caller reuses it. Compute new tensors instead, e.g. -torch.log(-torch.log(noise)).")
     if got.shape != expected.shape:
         raise ExerciseError(f"One id per row: expected shape {tuple(expected.shape)}, got {tuple(got.shape)} "
                             "(take the argmax over the last dimension, the vocabulary).")
