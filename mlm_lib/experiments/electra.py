@@ -60,7 +60,7 @@ from ..model import BertConfig, BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
 from ..training import MaskedLM, TrainConfig, train
 from ._args import add_device_options, machine, refusals, today, where
-from ._run import command, corpus_sha256, open_run, run_jobs, seed_number, slug, whole_number
+from ._run import command, corpus_sha256, open_run, recorded_command, run_jobs, seed_number, slug, whole_number
 from .speedrun import EVAL_LENGTH, RECIPES, budget_steps, whole_text_windows
 from .speedrun import PRESETS as SPEEDRUN_PRESETS
 
@@ -288,7 +288,7 @@ def main(argv=None) -> dict:
                "--precision": precision}
     out = open_run(parser, "electra", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
                    argv=argv)
-    command_line = "python -m mlm_lib.experiments.electra " + " ".join(sys.argv[1:] if argv is None else argv)
+    command_line = recorded_command("electra", argv)
     result = {"commands": [], "pretrained": [], "finetuned": [], "learning_rates": {}} | out.record
     result.update(commands=result["commands"] + [command_line], date=today(), machine=machine(),
                   **devices.record(device, precision), preset=args.preset,

@@ -30,8 +30,8 @@ from ..electra import COLLAPSED_SPREAD, ELECTRA_MASKING, Electra, ReplacedTokenD
 from ..model import BertConfig
 from ..training import TrainConfig, train
 from ._args import add_device_options, machine, today, where
-from ._run import (command, corpus_sha256, finite, fits_in_memory, open_run, run_jobs, seed_number, training_bytes,
-                   whole_number)
+from ._run import (command, corpus_sha256, finite, fits_in_memory, open_run, recorded_command, run_jobs, seed_number,
+                   training_bytes, whole_number)
 from .speedrun import EVAL_LENGTH
 from .speedrun import PRESETS as SPEEDRUN_PRESETS
 
@@ -103,7 +103,7 @@ def main(argv=None) -> dict:
     out = open_run(parser, "electra_grid", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
                    argv=argv)
     result = {"runs": []} | out.record
-    command_line = "python -m mlm_lib.experiments.electra_grid " + " ".join(sys.argv[1:] if argv is None else argv)
+    command_line = recorded_command("electra_grid", argv)
     result.update(commands=result.get("commands", []) + [command_line], date=today(), machine=machine(),
                   **devices.record(device, precision), settings=settings)
     out.record = result

@@ -34,7 +34,7 @@ from ..finetune import (LABEL_NAMES, LEARNING_RATES, METHODS, TASK_MAX_LEN, enco
 from ..model import BertForMLM, BertForSequenceClassification
 from ..pairs import load_documents
 from ._args import add_device_options, machine, refusals, today, where
-from ._run import command, open_run, seed_number, sha256_file
+from ._run import command, open_run, recorded_command, seed_number, sha256_file
 
 # three rates each, then one more where the best was the edge of the first three (the full experiment ran them all)
 SWEEP = {"pretrained": (3e-5, 1e-4, 3e-4, 1e-3), "pretrained, mean": (3e-5, 1e-4, 3e-4, 1e-3),
@@ -145,7 +145,7 @@ def main(argv=None) -> int:
     data = {"checkpoint": checkpoint, "splits": splits, "encoded": encoded}
     done = {(r["method"], r["budget"], r["seed"], r.get("lr")) for r in runs}
     started = time.perf_counter()
-    command = "python -m mlm_lib.experiments.finetune " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = recorded_command("finetune", argv)
 
     def save(finished=False):
         out.record = {"experiment": args.experiment, "commands": commands + ([command] if command not in commands else []),

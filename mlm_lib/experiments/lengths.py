@@ -27,7 +27,7 @@ from ..data import check_coverage, load_corpus, train_val_split
 from ..masking import EVAL_SEED
 from ..training import evaluate
 from ._args import add_device_options, machine, refusals, today, where
-from ._run import command, fits_in_memory, open_run, sha256_file, whole_number
+from ._run import command, fits_in_memory, open_run, recorded_command, sha256_file, whole_number
 
 
 def accuracy_by_length(model, tokenizer, val_ids, lengths, windows: int) -> dict:
@@ -92,7 +92,7 @@ def main(argv=None) -> dict:
                      "measured: give another --out (nothing was written)")
     out = open_run(parser, "lengths", args.out, options=options, overwrite=args.overwrite, resumable=False, argv=argv)
     val_ids = tokenizer.encode(held_out)
-    result = {"command": "python -m mlm_lib.experiments.lengths " + " ".join(sys.argv[1:] if argv is None else argv),
+    result = {"command": recorded_command("lengths", argv),
               "checkpoint": Path(args.checkpoint).name, "machine": machine(), **devices.record(device, "fp32"),
               "date": today(),
               "windows": args.windows, "max_len": model.config.max_len,

@@ -32,7 +32,7 @@ from ..pairs import load_documents
 from ..training import MaskedLM, TrainConfig, train
 from ..checkpoints import load_checkpoint
 from ._args import add_device_options, machine, refusals, today, where
-from ._run import command, corpus_sha256, open_run, whole_number
+from ._run import command, corpus_sha256, open_run, recorded_command, whole_number
 
 OBJECTIVES = ("masked", "left-to-right")
 
@@ -117,7 +117,7 @@ def main(argv=None) -> int:
         splits["test"]["examples"] = splits["test"]["examples"][: s["test_examples"]]
     data = {"tokenizer": tokenizer, "train_ids": train_ids, "val_ids": val_ids, "splits": splits,
             "test": encode_examples(splits["test"]["examples"], tokenizer, TASK_MAX_LEN)}
-    command = "python -m mlm_lib.experiments.mlm_vs_ltr " + " ".join(sys.argv[1:] if argv is None else argv)
+    command = recorded_command("mlm_vs_ltr", argv)
     previous = out.record
     result = {"command": (previous["command"] + " ; then " if previous else "") + command, "date": today(),
               "machine": machine(), **devices.record(device, precision), "preset": args.preset,

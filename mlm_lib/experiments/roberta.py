@@ -34,7 +34,7 @@ from ..pairs import MaskedPairs, PairStream, encode_documents, load_documents, s
 from ..training import TrainConfig, train
 from ..wordpiece import COURSE_RULE, WordPieceTokenizer
 from ._args import add_device_options, machine, refusals, today, where
-from ._run import command, corpus_sha256, open_run, seed_number, whole_number
+from ._run import command, corpus_sha256, open_run, recorded_command, seed_number, whole_number
 
 # one variant: (name, model kind, stream options)
 EXPERIMENTS = {
@@ -179,7 +179,7 @@ def main(argv=None) -> int:
     val_sets = held_out_sets(tokenizer, val_docs, settings)
     data = (tokenizer, train_docs, {k: val_sets[k] for k in EVAL_SETS[args.experiment]})
     done = {(r["variant"], r["seed"]) for r in runs}
-    command_line = "python -m mlm_lib.experiments.roberta " + " ".join(sys.argv[1:] if argv is None else argv)
+    command_line = recorded_command("roberta", argv)
 
     def save(finished=False):
         out.record = {"experiment": args.experiment, "commands": commands + [command_line], "date": today(),

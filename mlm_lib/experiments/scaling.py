@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from ._args import machine, today
-from ._run import command, open_run, whole_number
+from ._run import command, open_run, recorded_command, whole_number
 from .pretrain import CONFIGS
 
 WARMUP = 3
@@ -108,7 +108,7 @@ def main(argv=None) -> dict:
     plan = layouts(args.cpus)
     runs, started = out.record.get("runs", []), time.perf_counter()
     done = {(r["round"], r["processes"], r["threads"]) for r in runs}
-    command_line = "python -m mlm_lib.experiments.scaling " + " ".join(sys.argv[1:] if argv is None else argv)
+    command_line = recorded_command("scaling", argv)
 
     def save(finished=False):
         out.record = {"command": command_line, "config": args.config, "steps": args.steps, "cpus": args.cpus,

@@ -30,7 +30,6 @@ Notebook 10, section 3, plots them.
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 import time
 
@@ -44,7 +43,7 @@ from ..pairs import (MaskedPairs, PairStream, encode_documents, equal_halves, lo
                      split_documents)
 from ..training import TrainConfig, train
 from ._args import add_device_options, machine, today, where
-from ._run import command, open_run, seed_number, sha256_file, whole_number
+from ._run import command, open_run, recorded_command, seed_number, sha256_file, whole_number
 from .roberta import final_figures
 
 # one variant: (name, SOP instead of NSP, learning rate; None: the preset's)
@@ -173,7 +172,7 @@ def main(argv=None) -> int:
     val_ids = encode_documents(val_docs, checkpoint.tokenizer)
     data = (checkpoint, train_ids, eval_sets(train_ids, val_ids, checkpoint.tokenizer, settings))
     done = {(r["variant"], r["seed"]) for r in runs}
-    command = "python -m mlm_lib.experiments.sentence_head " + shlex.join(sys.argv[1:] if argv is None else argv)
+    command = recorded_command("sentence_head", argv)
 
     def save(finished=False):
         halted = [stopped(r, settings) for r in runs if stopped(r, settings)]

@@ -64,7 +64,8 @@ from ..model import GEGLU_WIDTH, MODEL_SIZES, MODERN, BertConfig, BertForMLM
 from ..muon import MuonAndAdamW
 from ..training import TrainConfig, train
 from ._args import add_device_options, machine, today, where
-from ._run import command, corpus_sha256, finite, open_run, run_jobs, seed_number, whole_number, write_json
+from ._run import (command, corpus_sha256, finite, open_run, recorded_command, run_jobs, seed_number, whole_number,
+                   write_json)
 from .pretrain import final_evaluation
 
 EVAL_LENGTH = 128
@@ -242,7 +243,7 @@ def main(argv=None) -> dict:
     out = open_run(parser, "speedrun", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
                    argv=argv)
     runs, commands = out.record.get("runs", []), out.record.get("commands", [])
-    command_line = "python -m mlm_lib.experiments.speedrun " + " ".join(sys.argv[1:] if argv is None else argv)
+    command_line = recorded_command("speedrun", argv)
     done = {(r["recipe"], r["seed"]) for r in runs}
     # seed by seed, recipes in turn (on the clock, a slow patch of the machine then touches all of them)
     jobs = [dict(recipe=recipe, seed=seed, preset=args.preset, characters=args.characters, minutes=args.minutes,

