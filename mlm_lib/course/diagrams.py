@@ -369,7 +369,7 @@ def encoder_diagram(config):
         if c.global_every > 1:
             attn += f"\n(global every {c.global_every}, else a window of {c.local_window})"
         if c.pre_ln:
-            first = "LayerNorm" if c.first_layer_norm else "LayerNorm (not in layer 0, the first: it reads the normalised embeddings)"
+            first = "LayerNorm" if c.first_layer_norm else "LayerNorm (not in layer 0: it reads\nthe normalised embeddings)"
             parts = [(first, QUIET), (attn, LAYER), ("+ (residual)", "white"), ("LayerNorm", QUIET),
                      (ffn, LAYER), ("+ (residual)", "white")]
         else:
@@ -396,7 +396,7 @@ def encoder_diagram(config):
     ax.annotate("", xy=(0.4 + (ew - 0.25) / 2, 0.8), xytext=(cx - bw / 2, y + 0.31),
                 arrowprops=dict(arrowstyle="-", ls="--", color="#2a9d8f", connectionstyle="arc3,rad=0.25"))
     ax.text(0.45, 3.9, "decoder tied to\nthe word embedding:\none matrix", fontsize=8.5, color="#2a9d8f")
-    _box(ax, cx - bw / 2, y + 0.82, bw, 0.38, f"logits: one score per token, ({V} per position)", LOSS, size=8.5)
+    _box(ax, cx - bw / 2, y + 0.82, bw, 0.38, f"logits: one score per token ({V} per position)", LOSS, size=8.5)
     _arrow(ax, (cx, y + 0.62), (cx, y + 0.82))
     kind = "pre-LN" if c.pre_ln else "post-LN, as BERT"
     top = y + 1.55
@@ -988,12 +988,14 @@ def rope_rotation(query, key, positions=(0, 3, 7), pair: int = 0, theta: float =
         return torch.tensor([v[0] * c - v[1] * s, v[0] * s + v[1] * c])
 
     fig, axes = plt.subplots(1, len(positions), figsize=(3.0 * len(positions), 3.2), dpi=DPI)
-    top = float(max(q.norm(), k.norm())) * 1.25
+    top = float(max(q.norm(), k.norm())) * 1.6  # room for the labels beyond the arrows' tips
     for ax, m in zip(axes, positions):
         qm, km = turn(q, m * speed), turn(k, (m + 2) * speed)
         for v, colour, name in ((qm, "#e76f51", f"q at {m}"), (km, "#457b9d", f"k at {m + 2}")):
             ax.annotate("", xy=(float(v[0]), float(v[1])), xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", color=colour, lw=2))
-            ax.text(float(v[0]) * 1.08, float(v[1]) * 1.08, name, color=colour, fontsize=9, ha="center")
+            tip = v / max(float(v.norm()), 1e-9)  # the label just beyond the tip, on the arrow's line
+            ax.text(float(v[0] + 0.22 * top * tip[0]), float(v[1] + 0.14 * top * tip[1]), name, color=colour,
+                    fontsize=9, ha="center", va="center")
         ax.set_xlim(-top, top)
         ax.set_ylim(-top, top)
         ax.set_aspect("equal")
