@@ -1117,3 +1117,47 @@ def test_make_windows_says_whether_the_windows_are_a_view(capsys):
     assert "no copy" in capsys.readouterr().out
     checks.check_make_windows(lambda ids, L: ids[: len(ids) // L * L].reshape(-1, L).clone())
     assert "a copy of the ids" in capsys.readouterr().out
+
+
+def test_a_pass_for_the_course_solution_says_whose_answer_it_graded(tmp_path, capsys, monkeypatch):
+    """Run top to bottom, a notebook's checks grade the folded solution; a learner whose own cell had another name
+    or a syntax error saw that ✓ as theirs. The pass names the solution as the course's; a learner's own right
+    answer gets the ✓ alone."""
+    import importlib
+
+    from mlm_lib.course.checks import _common
+    from mlm_lib.course.student import BEGIN, END
+
+    assert _common._SOLUTION == BEGIN
+    (tmp_path / "answers.py").write_text(
+        "def expected_counts(n, s, m, r):\n"
+        f"    {BEGIN}\n    return n * s * m, n * s * r, n * s * (1 - m - r)\n    {END}\n\n\n"
+        "def mine(n, s, m, r):\n    selected = n * s\n    return selected * m, selected * r, selected * (1 - m - r)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    answers = importlib.import_module("answers")
+    checks.check_expected_counts(answers.expected_counts)
+    out = capsys.readouterr().out
+    assert out.startswith("✓ Correct.") and "graded the course's solution, expected_counts" in out
+    checks.check_expected_counts(answers.mine)
+    out = capsys.readouterr().out
+    assert out.startswith("✓ Correct.") and "course's solution" not in out
+
+
+@pytest.mark.parametrize("answer, hint", [
+    ("for i in range(len(ids)):\n        if outcome[i] == 0:\n            labels[i] = -100", "can be a batch"),
+    ("labels[torch.zeros(7, dtype=torch.bool)] = -100", "not the notebook's own variables"),
+])
+def test_make_labels_hints_name_a_loop_over_one_window_and_a_foreign_tensor(answer, hint):
+    namespace = {"torch": torch}
+    exec(f"def make_labels(ids, outcome):\n    labels = ids.clone()\n    {answer}\n    return labels\n", namespace)
+    with pytest.raises(checks.ExerciseError, match=hint):
+        checks.check_make_labels(namespace["make_labels"])
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (lambda c: 21_661.0, "not the float"),
+    (lambda c: 116_669, "for all three configurations the check tried"),
+])
+def test_count_parameters_refuses_a_float_and_names_sizes_read_from_elsewhere(answer, hint):
+    with pytest.raises(checks.ExerciseError, match=hint):
+        checks.check_count_parameters(answer)

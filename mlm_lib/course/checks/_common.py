@@ -36,6 +36,20 @@ def _learner_line(err: BaseException) -> str:
     return f"line {frame.lineno}: {frame.line}" if frame.line else f"line {frame.lineno}"
 
 
+_SOLUTION = "### BEGIN SOLUTION"  # the marker of the course's solutions (mlm_lib.course.student)
+_graded: list = [None]  # the function the running check calls (`_call`), for `_ok`'s note
+
+
+def _is_course_solution(fn) -> bool:
+    """Whether `fn` is the course's own solution, defined in the folded cell (its source holds the marker)."""
+    import inspect
+
+    try:
+        return _SOLUTION in inspect.getsource(fn)
+    except (OSError, TypeError):
+        return False
+
+
 def _call(fn, *args, hint=None):
     """Call the learner's function; translate what can go wrong into an ExerciseError that says why.
 
@@ -43,6 +57,7 @@ def _call(fn, *args, hint=None):
     """
     if not callable(fn):
         raise ExerciseError(f"Pass your function itself (e.g. check(my_function)), not {type(fn).__name__}.")
+    _graded[0] = fn
     try:
         return fn(*args)
     except NotImplementedError:
@@ -62,7 +77,14 @@ def _call(fn, *args, hint=None):
 
 
 def _ok(message: str) -> None:
+    """The check passed. Where what it graded is the course's solution (a learner ran the notebook top to bottom, or
+    their own definition had another name or did not run), it says so: a ✓ for the folded answer is not theirs."""
+    fn, _graded[0] = _graded[0], None
     print("✓ Correct. " + message)
+    if fn is not None and _is_course_solution(fn):
+        print(f"  (This graded the course's solution, {getattr(fn, '__name__', 'the function')}, from the folded "
+              "cell above. To grade yours, define a function of that name in a new cell right above this check, "
+              "run it, then this check again.)")
 
 
 def _none_message(what: str) -> str:

@@ -49,10 +49,21 @@ def check_expected_counts(fn) -> None:
 OUTCOME_WORDS = {1: "shown [MASK] (outcome 1)", 2: "shown a random token (outcome 2)", 3: "left unchanged (outcome 3)"}
 
 
+def _labels_hint(err):
+    if "Boolean value of Tensor with more than one value" in str(err):
+        return ("ids and outcome can be a batch (windows x length), as the check's first case is: an `if` on one "
+                "element reads a whole row there. Compare whole tensors instead (outcome == 0 is a tensor of "
+                "True/False) and pick with it, e.g. torch.where or masked_fill, which work on any shape.")
+    if "must match the size" in str(err) or "does not match the shape" in str(err):
+        return ("a tensor of another size than ids met it: use only the function's arguments, ids and outcome, "
+                "not the notebook's own variables.")
+    return None
+
+
 def _labels_case(fn, ids, outcome):
     """Grade one (ids, outcome) pair; raise ExerciseError on a wrong answer."""
     before = ids.clone()
-    got = _tensor(_call(fn, ids, outcome.clone()), "the labels")
+    got = _tensor(_call(fn, ids, outcome.clone(), hint=_labels_hint), "the labels")
     if not torch.equal(ids, before):
         raise ExerciseError("Your function changed `ids` in place: the labels must be a new tensor, and `ids` must "
                             "stay as it was (write into a copy, or build a new tensor).")

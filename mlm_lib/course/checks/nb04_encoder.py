@@ -9,7 +9,8 @@ import torch
 from ...model import BertConfig, BertForMLM, Embeddings
 from ._common import ExerciseError, _call, _ok, _tensor
 
-FIELDS = "vocab_size, d_model, n_layers, n_heads, d_ff, max_len, type_vocab_size and pre_ln"
+FIELDS = ("vocab_size, d_model, n_layers, n_heads, d_ff, max_len, type_vocab_size and pre_ln (print(config) shows more: "
+          "switches later notebooks use, at their defaults here)")
 
 
 def _config_hint(err):
@@ -80,8 +81,9 @@ def check_count_parameters(fn) -> None:
                                 "parameters: that is what this check does to grade you. The exercise asks for the "
                                 "count from the configuration alone: write it as a formula of d_model, d_ff, "
                                 "vocab_size, max_len, ...")
-        if isinstance(got, float) and got == int(got):
-            got = int(got)
+        if isinstance(got, float):
+            raise ExerciseError(f"Return a whole number (an int), not the float {got!r}: `/` always gives a float "
+                                "in Python (d_ff / d_model too); count with `*`, `+` and `//`, or int(...) at the end.")
         if not isinstance(got, int) or isinstance(got, bool):
             raise ExerciseError(f"Return a whole number (an int), not {type(got).__name__} {got!r}.")
         answers.append((config, BertForMLM(config).num_parameters(), got))
@@ -94,7 +96,11 @@ def check_count_parameters(fn) -> None:
     # the slip that gives the learner's number on the first wrong configuration and on as many others as it can
     fitting = [key for key, (value, _) in slips[0].items() if value == got]
     fitting.sort(key=lambda key: -sum(key in s and s[key][0] == g for s, (_, _, g) in zip(slips, wrong)))
-    hint = (slips[0][fitting[0]][1] if fitting else
+    same = len({got for _, _, got in answers}) == 1  # one number for three configurations: sizes read elsewhere
+    hint = (f"your function returned {got:,} for all three configurations the check tried, so it reads sizes from "
+            "elsewhere (the notebook's own d_model, d_ff, ... or fixed numbers): read every size from `config`, "
+            "config.d_model, config.d_ff, config.vocab_size, ..." if same else
+            slips[0][fitting[0]][1] if fitting else
             "count weights and biases of every Linear, 2 x d_model per LayerNorm (embeddings, 2 per layer, head, and "
             "a final one with pre_ln), and the three embedding tables")
     named = ", ".join(f"{k}={getattr(config, k)}" for k in ("vocab_size", "d_model", "n_layers", "d_ff", "max_len",
@@ -104,6 +110,12 @@ def check_count_parameters(fn) -> None:
 
 
 def _embed_hint(err):
+    if "Expected tensor for argument #1 'indices'" in str(err):
+        return ("a table is looked up with whole numbers (torch.long): positions made with torch.arange(n) are whole "
+                "numbers; a float range or a float dtype is not.")
+    if "normalized_shape" in str(err):
+        return ("the norm met vectors of another width than d_model: the three embeddings are added, not "
+                "concatenated, so each token keeps one d_model-wide vector.")
     if "must match the size" in str(err):
         return ("ids is (batch, length): a token's position is its place along the second axis; len(ids) is the "
                 "number of windows in the batch.")
@@ -111,7 +123,7 @@ def _embed_hint(err):
 
 
 @contextlib.contextmanager
-def _watched(emb):
+def _watched(emb, ids):
     """While active: record calls of the module itself, and stop a table looked up past its last row with a
     message that names the table (torch's own error does not say which)."""
     calls = []
@@ -124,10 +136,14 @@ def _watched(emb):
             index = args[0] if args else None
             if isinstance(index, torch.Tensor) and index.numel() and not index.is_floating_point() and (
                     int(index.max()) >= table.num_embeddings or int(index.min()) < 0):
+                from_ids = name == "position" and index.shape == ids.shape and torch.equal(index, ids)
                 raise ExerciseError(f"embeddings.{name} was looked up with numbers from {int(index.min())} to "
                                     f"{int(index.max())}, but it has one row per {rows[name]}, 0 to "
                                     f"{table.num_embeddings - 1}" + {
-                                        "position": ": a token's position is its place in its window, not its id.",
+                                        "position": (": a token's position is its place in its window, not its id."
+                                                     if from_ids else ": a token's position is its place in its "
+                                                     f"window, 0 to ids.size(1) - 1 (here {ids.size(1) - 1}): count "
+                                                     "from ids, not from a length set elsewhere."),
                                         "token_type": ": it is looked up with each position's segment, 0 or 1.",
                                         "word": "."}[name])
         return table.register_forward_pre_hook(hook)
@@ -144,7 +160,7 @@ def _watched(emb):
 def _embed_case(fn, emb, ids, types) -> None:
     positions = torch.arange(ids.size(1))
     expected = emb(ids, types)
-    with _watched(emb) as calls:
+    with _watched(emb, ids) as calls:
         got = _call(fn, emb, ids, types, hint=_embed_hint)
     if calls:
         raise ExerciseError("Your function called the module itself, embeddings(...), which does the whole job. "
