@@ -864,6 +864,12 @@ LEARNER_51 = [
                                 " p = c / c.sum()\n return -(p * p.log()).sum()", "ok"),
     (checks.check_unigram_loss, "import math\ndef f(counts):\n total = sum(counts.values())\n"
                                 " return sum(n * -math.log(n / total) for n in counts.values()) / total", "ok"),
+    (checks.check_unigram_loss, "import math\ndef f(counts):\n total = sum(counts.values())\n"
+                                " return math.exp(-sum(n/total * math.log(n/total) for n in counts.values()))",
+     "perplexity"),
+    (checks.check_unigram_loss, "def f(counts):\n return 3.3106", "not from the notebook's own text"),
+    (checks.check_make_windows, "def f(ids, length):\n return ids[: len(ids) // length * length].view(-1, length).float()",
+     "whole numbers"),
     # 01 Exercise 2
     (checks.check_make_windows, "def f(ids, length):\n n = len(ids) // length + 1\n return ids[: n * length].view(n, length)",
      "multiple of length"),

@@ -24,20 +24,31 @@ ACCURACY = dict(scale=100.0, unit="points")
 LOSS = dict(scale=1.0, unit="nats", higher_is_better=False)
 
 
+def _kind(result: dict) -> str:
+    """The command that made a results file: `kind` since the one output rule, `experiment` in the files before it."""
+    return result.get("kind") or result.get("experiment") or ""
+
+
 def load_together(*names: str) -> dict:
     """One shipped results file, or several made by one command with the same settings (runs of one experiment
-    split between two processes, on two halves of the seeds), their lists of records ("runs", "pretrained",
-    "finetuned") taken together; the first file's record for the rest."""
+    split between processes, or a seed added on a later day), their lists of records ("runs", "pretrained",
+    "finetuned") taken together; the first file's record for the rest, and each file's machine and date in
+    `machines`. At a budget of characters or steps the machine changes only the rounding of the runs, not the work
+    they did, so files of two machines add up to one experiment (the course names each one where it shows them)."""
     files = [load_json_results(name) for name in names]
     for name, other in zip(names[1:], files[1:]):
-        if other.get("kind", "") != files[0].get("kind", "") or other.get("settings") != files[0].get("settings") \
-                or other.get("options", {}).get("--characters") != files[0].get("options", {}).get("--characters"):
+        first = files[0]
+        characters = [f.get("options", {}).get("--characters") for f in (first, other) if "options" in f]
+        if _kind(other) != _kind(first) or other.get("settings") != first.get("settings") \
+                or other.get("preset") != first.get("preset") or len(set(characters)) > 1:
             raise ValueError(f"{name} was made with other settings than {names[0]}: its runs are not comparable.")
     together = dict(files[0])
     for key, value in files[0].items():
         if isinstance(value, list) and value and isinstance(value[0], dict):
             together[key] = [r for f in files for r in f.get(key, [])]
     together["files"] = list(names)
+    together["machines"] = [{"file": name, "machine": f.get("machine"), "date": f.get("date")}
+                            for name, f in zip(names, files)]
     return together
 
 

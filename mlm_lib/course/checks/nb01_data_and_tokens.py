@@ -16,6 +16,7 @@ def _unigram_slips(counts: dict) -> list[tuple[float, str]]:
     smoothed = total + V
     return [
         (-entropy, "Right size, wrong sign: a loss is minus the mean log-probability."),
+        (math.exp(entropy), "That is e to the loss, the perplexity: return the loss itself, in nats."),
         (entropy / math.log(2), "That is in bits (log base 2). PyTorch's losses are in nats: use the natural log."),
         (entropy / math.log(10), "That is in log base 10. PyTorch's losses are in nats: use the natural log."),
         (math.log(V), "That is the uniform guess, ln V. Weight each character's -log p by how often it occurs."),
@@ -54,6 +55,15 @@ def check_unigram_loss(fn) -> None:
         for value, message in _unigram_slips(counts):
             if math.isclose(got, value, rel_tol=1e-4, abs_tol=1e-9):
                 raise ExerciseError(message)
+        other = _call(fn, {"q": 4})  # one character: 0 nats; a function that ignores its counts answers as before
+        try:
+            same = math.isclose(float(other), got, rel_tol=1e-9)
+        except (TypeError, ValueError):
+            same = False
+        if same:
+            raise ExerciseError(f"Your function gives {got:.4f} for counts {counts} and the same for other counts: "
+                                "compute the loss from its argument, counts, not from the notebook's own text or "
+                                "probabilities.")
         if len(counts) == 1:
             raise ExerciseError(f"For counts {counts}, a text of one character repeated, expected 0 nats (the guess "
                                 f"is always right, with probability 1), got {got:.4f}.")
@@ -87,6 +97,9 @@ def check_make_windows(fn) -> None:
             return _windows_hint(err)
 
         got = _tensor(_call(fn, ids, length, hint=hint), "the windows")
+        if got.is_floating_point() or got.is_complex():
+            raise ExerciseError(f"Windows of ids must hold whole numbers, as the ids do ({ids.dtype}), not {got.dtype}: "
+                                "an id indexes the vocabulary and a table of vectors, which take integers.")
         if got.shape == expected.shape and torch.equal(got, expected):
             copies = copies or (got.numel() > 0 and got.untyped_storage().data_ptr() != ids.untyped_storage().data_ptr())
             continue
@@ -107,6 +120,6 @@ def check_make_windows(fn) -> None:
                                 f"{tuple(got.shape)}.")
         raise ExerciseError("Right shape, wrong content: window i must hold ids[i*length:(i+1)*length], in order.")
     if copies:
-        _ok("Your windows are a copy of the ids; slicing and .view give the same windows without copying them.")
+        _ok("These windows are a copy of the ids; slicing and .view give the same windows without copying them.")
     else:
-        _ok("Your windows share the ids' memory: a view, no copy.")
+        _ok("These windows share the ids' memory: a view, no copy.")
