@@ -870,6 +870,8 @@ LEARNER_51 = [
     (checks.check_unigram_loss, "def f(counts):\n return 3.3106", "not from the notebook's own text"),
     (checks.check_make_windows, "def f(ids, length):\n return ids[: len(ids) // length * length].view(-1, length).float()",
      "whole numbers"),
+    (checks.check_mask_positions, "def f(ids, positions, mask_id):\n masked = ids.float()\n masked[positions] = mask_id\n"
+                                  " return masked", "whole numbers"),
     # 01 Exercise 2
     (checks.check_make_windows, "def f(ids, length):\n n = len(ids) // length + 1\n return ids[: n * length].view(n, length)",
      "multiple of length"),

@@ -503,17 +503,19 @@ def training_step(config, inputs, labels, loss: float, model_config=None):
 # ---- 06: blanks and the model's guesses ---------------------------------------------------------------
 
 def blanks_and_guesses(text: str, predictions, shown: int = 8):
-    """The first `shown` blanks of `predict_masked`'s answer on `text`: each blank in its context, and under it
-    the model's candidates with their probabilities (green: the right one)."""
+    """The first `shown` blanks of `predict_masked`'s answer on `text`: each blank in its context as the model saw it
+    (the other blanks █ too), and under it the model's candidates with their probabilities (green: the right one)."""
     chosen = sorted(predictions, key=lambda p: p.position)[:shown]
+    blanked = {p.position for p in predictions}  # every blank, as the model saw it: [MASK], drawn █
+    seen = "".join("█" if i in blanked else c for i, c in enumerate(text))
     k = max(len(p.candidates) for p in chosen) if chosen else 0
     cols = max(1, len(chosen))
     height = 1.45 + 0.3 * k
     fig, ax = _canvas(max(7.0, 1.35 * cols + 0.3), height)
     for i, p in enumerate(chosen):
         x = 0.2 + i * 1.35
-        left = text[max(0, p.position - 4):p.position].replace("\n", "⏎")
-        right = text[p.position + 1:p.position + 5].replace("\n", "⏎")
+        left = seen[max(0, p.position - 4):p.position].replace("\n", "⏎")
+        right = seen[p.position + 1:p.position + 5].replace("\n", "⏎")
         ax.text(x + 0.6, height - 0.65, f"{left}█{right}", ha="center", fontsize=9.5, family="monospace",
                 **fonts_for(left + right))
         ax.text(x + 0.6, height - 0.92, f"was {_show_char(p.original)!r}", ha="center", fontsize=8.5, color="#555555")

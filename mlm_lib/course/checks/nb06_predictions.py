@@ -75,6 +75,9 @@ def check_mask_positions(fn) -> None:
             ids.copy_(original)
             raise ExerciseError("Your function overwrote its input: the original characters are lost. Write into a "
                                 "copy of the ids, and leave ids itself as it was.")
+        if got.dtype != ids.dtype:
+            raise ExerciseError(f"Return ids of the ids' own type ({ids.dtype}), not {got.dtype}: the model looks "
+                                "each id up in a table and the tokenizer decodes it, and both need whole numbers.")
         if got.shape == expected.shape and torch.equal(got, expected):
             continue
         if not positions:
