@@ -39,6 +39,9 @@ def masked_positions(text: str, positions=None, *, select_prob: float = BERT_MAS
         g = torch.Generator().manual_seed(seed)
         chosen = (torch.rand(len(text), generator=g) < select_prob).nonzero().flatten().tolist()
         return chosen or [int(torch.randint(len(text), (1,), generator=g))]
+    if hasattr(positions, "tolist") and not isinstance(positions, (str, bytes)):  # a tensor or a NumPy array
+        positions = positions.tolist()
+        positions = [positions] if isinstance(positions, (int, float)) else positions
     try:
         given = list(positions)
     except TypeError:

@@ -1169,3 +1169,44 @@ def test_make_labels_hints_name_a_loop_over_one_window_and_a_foreign_tensor(answ
 def test_count_parameters_refuses_a_float_and_names_sizes_read_from_elsewhere(answer, hint):
     with pytest.raises(checks.ExerciseError, match=hint):
         checks.check_count_parameters(answer)
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (lambda text: [str(i) for i, c in enumerate(text) if c == "_"], "strings of digits"),
+    (lambda text: [float(i) for i, c in enumerate(text) if c == "_"], "floats"),
+    (lambda text: [c == "_" for c in text], "True/False for every character"),
+    (lambda text: [i for i, c in enumerate(text) if c == "_"][::-1], "in another order"),
+])
+def test_blank_positions_names_strings_floats_a_mask_and_the_order(answer, hint):
+    with pytest.raises(checks.ExerciseError, match=hint):
+        checks.check_blank_positions(answer)
+
+
+def _one_pass(text, positions, guesses):  # right only for positions in increasing order
+    out, last = "", 0
+    for p, g in zip(positions, guesses):
+        out, last = out + text[last:p] + g, p + 1
+    return out + text[last:]
+
+
+def _the_notebooks_sentence(text, positions, guesses):
+    chars = list("To be, or n_t to b_, that is the question")
+    for p, g in zip(positions, guesses):
+        chars[p] = g
+    return "".join(chars)
+
+
+@pytest.mark.parametrize("answer, hint", [(_one_pass, "positions may come in any order"),
+                                          (_the_notebooks_sentence, "not the notebook's sentence")])
+def test_fill_in_names_a_one_pass_answer_and_the_notebooks_sentence(answer, hint):
+    with pytest.raises(checks.ExerciseError, match=hint):
+        checks.check_fill_in(answer)
+
+
+def test_predict_masked_reads_positions_from_a_tensor_or_an_array():
+    import numpy as np
+
+    from mlm_lib.predict import masked_positions
+    assert masked_positions("abcdef", torch.tensor([3, 1])) == [1, 3] == masked_positions("abcdef", np.array([1, 3]))
+    with pytest.raises(ValueError, match="whole numbers"):
+        masked_positions("abcdef", torch.tensor([1.5]))

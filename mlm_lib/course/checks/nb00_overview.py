@@ -26,6 +26,15 @@ def check_blank_positions(fn) -> None:
         if not isinstance(got, (list, tuple)):
             raise ExerciseError(f"Return the positions in a list, not a {type(got).__name__}.")
         as_tuple = as_tuple or isinstance(got, tuple)
+        if any(isinstance(i, bool) for i in got) and len(got) == len(text):
+            raise ExerciseError(f"For {text!r} you returned a True/False for every character: return the positions "
+                                "where it is True, the numbers themselves (e.g. [4, 10]).")
+        if any(isinstance(i, str) for i in got) and all(isinstance(i, str) and i.strip().isdigit() for i in got):
+            raise ExerciseError(f"For {text!r} you returned {list(got)!r}: strings of digits. Positions are whole "
+                                "numbers (ints), which is what predict_masked reads: leave out str().")
+        if any(isinstance(i, float) for i in got):
+            raise ExerciseError(f"For {text!r} you returned {list(got)!r}: floats. Positions are whole numbers "
+                                "(ints), which is what predict_masked reads.")
         try:
             got = [int(i) for i in got]
         except (TypeError, ValueError):
@@ -33,6 +42,9 @@ def check_blank_positions(fn) -> None:
                                 "positions (one number per blank, not the characters, a pair or a nested list).") from None
         if got == expected:
             continue
+        if sorted(got) == expected:
+            raise ExerciseError(f"For {text!r} expected {expected}, got {got}: the right positions in another order. "
+                                "Return them in the order of the text, first blank first.")
         if got == [i + 1 for i in expected]:
             raise ExerciseError("Off by one: Python counts positions from 0, so the first character is 0.")
         if len(expected) > 1 and got == expected[:1]:
@@ -47,6 +59,14 @@ def check_blank_positions(fn) -> None:
         + (" (You returned a tuple; a list was asked for, and a tuple works just as well here.)" if as_tuple else ""))
 
 
+def _probe(fn, *args):
+    """The answer's result on another input, to tell two mistakes apart; None where it fails there."""
+    try:
+        return _call(fn, *args)
+    except ExerciseError:
+        return None
+
+
 def check_fill_in(fn) -> None:
     """fn(text, positions, guesses) -> text with guesses[i] written at positions[i]."""
     cases = [("To b_ or n_t", [4, 10], ["e", "o"], "To be or not"), ("_a_", [0, 2], ["b", "t"], "bat"),
@@ -58,6 +78,18 @@ def check_fill_in(fn) -> None:
             continue
         if got is None:
             raise ExerciseError(_none_message("the new text"))
+        untouched = _probe(fn, "xyz", [], [])  # nothing to fill in: the text itself comes back
+        if isinstance(got, str) and isinstance(untouched, str) and untouched != "xyz" and len(untouched) == len(got):
+            raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}, and fill_in('xyz', [], []) "
+                                f"gave {untouched!r}: fill in the function's own argument, text, not the notebook's "
+                                "sentence.")
+        if positions != sorted(positions):
+            pairs = sorted(zip(positions, guesses))
+            if _probe(fn, text, [p for p, _ in pairs], [g for _, g in pairs]) == expected:
+                raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}, though with the same "
+                                    "positions in increasing order it is right: positions may come in any order "
+                                    "(guesses[i] still belongs at positions[i]), so do not assume each comes after "
+                                    "the one before.")
         if isinstance(got, str) and len(got) == len(text) and any(text.replace(text[p], g, 1) == got
                                                                    for p, g in zip(positions, guesses)):
             raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}: str.replace changes the "
