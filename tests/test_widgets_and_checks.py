@@ -1210,3 +1210,21 @@ def test_predict_masked_reads_positions_from_a_tensor_or_an_array():
     assert masked_positions("abcdef", torch.tensor([3, 1])) == [1, 3] == masked_positions("abcdef", np.array([1, 3]))
     with pytest.raises(ValueError, match="whole numbers"):
         masked_positions("abcdef", torch.tensor([1.5]))
+
+
+def _hf_names():
+    from mlm_lib.model import _name_map
+    return _name_map(12)
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (lambda n: ".".join(p if i != 3 else str(int(p) + 1) for i, p in enumerate(_hf_names()[n].split("."))),
+     "the layer's number is off"),
+    (lambda n: _hf_names()[n].rsplit(".", 1)[0], "must end with the parameter's own name"),
+    (lambda n: "bert.encoder.layer." + n[7] + "." + {k.split(".", 2)[2]: v.split(".", 4)[4] for k, v in
+                                                     _hf_names().items() if k.startswith("layers.0.")}[n[9:]],
+     "can have two digits"),
+])
+def test_hf_name_names_the_layer_number_the_suffix_and_two_digit_layers(answer, hint):
+    with pytest.raises(checks.ExerciseError, match=hint):
+        checks.check_hf_name(answer)

@@ -8,11 +8,17 @@ from ._common import ExerciseError, _call, _ok
 def check_hf_name(fn) -> None:
     """fn(our_name) -> Hugging Face's name of the same parameter in `BertForMaskedLM`, for the encoder layers'
     parameters (`layers.N.<part>.<weight|bias>`)."""
-    names = _name_map(3)
-    cases = [n for n in names if n.startswith("layers.")]
+    names = _name_map(12)  # BERT-base's 12 layers: layer numbers of two digits too
+    cases = [n for n in names if n.startswith(("layers.0.", "layers.1.", "layers.2.", "layers.11."))]
     for ours in cases:
         want = names[ours]
-        got = _call(fn, ours)
+        two_digits = len(ours.split(".")[1]) > 1
+        got = _call(fn, ours, hint=lambda err: (f"the check tried {ours!r}: a layer's number can have two digits, so "
+                                                "split the name at its dots rather than at fixed places.")
+                    if two_digits else None)
+        if two_digits and isinstance(got, str) and got != want and f".{ours.split('.')[1]}." not in got:
+            raise ExerciseError(f"{ours}: expected {want!r}, got {got!r}: a layer's number can have two digits, so "
+                                "split the name at its dots rather than at fixed places.")
         if got == want:
             continue
         if isinstance(got, str) and got.replace("bert.", "", 1) == want.replace("bert.", "", 1):
@@ -25,6 +31,13 @@ def check_hf_name(fn) -> None:
             raise ExerciseError(f"Return the name as a string, e.g. {want!r}; for {ours!r} you returned "
                                 f"{type(got).__name__}.")
         module, kind = want.rsplit(".", 1)
+        if got == module:
+            raise ExerciseError(f"{ours}: expected {want!r}, got {got!r}: the module is right, but the name must end "
+                                f"with the parameter's own name too, {kind!r}, as ours does.")
+        number = ours.split(".")[1]
+        if got.split(".")[3:4] != [number] and got.split(".", 4)[4:] == want.split(".", 4)[4:]:
+            raise ExerciseError(f"{ours}: expected {want!r}, got {got!r}: the layer's number is off. Hugging Face "
+                                f"numbers its layers as we do, from 0: layer {number} stays {number}.")
         if got.rsplit(".", 1)[0] == module:
             last = got.rsplit(".", 1)[-1]
             raise ExerciseError(f"{ours}: the module is right, {module!r}, but the parameter's own name is not: it "
@@ -36,7 +49,8 @@ def check_hf_name(fn) -> None:
                                 "writes `LayerNorm` with two capitals.")
         raise ExerciseError(f"{ours} should map to {want!r}, got {got!r}. Look at the table above: which of their "
                             "modules holds this part?")
-    _ok(f"All {len(cases)} parameter names of a 3-layer encoder map to Hugging Face's.")
+    _ok(f"All {len(cases)} parameter names the check tried (layers 0, 1, 2 and 11 of a 12-layer encoder) map to "
+        "Hugging Face's.")
 
 
 def check_with_mask(fn) -> None:
