@@ -1228,3 +1228,36 @@ def _hf_names():
 def test_hf_name_names_the_layer_number_the_suffix_and_two_digit_layers(answer, hint):
     with pytest.raises(checks.ExerciseError, match=hint):
         checks.check_hf_name(answer)
+
+
+def _best_pair_right(splits, word_counts):
+    from collections import Counter
+    pairs, units = Counter(), Counter()
+    for word, split in splits.items():
+        for a, b in zip(split, split[1:]):
+            pairs[a, b] += word_counts[word]
+        for unit in split:
+            units[unit] += word_counts[word]
+    return max(pairs, key=lambda p: pairs[p] / (units[p[0]] * units[p[1]]))
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (lambda splits, counts: _best_pair_right({w: [w[0]] + ["##" + c for c in w[1:]] for w in counts}, counts),
+     "read the splits argument"),
+    (lambda splits, counts: _best_pair_right({w: s[:-1] for w, s in splits.items()}, counts), "each word's last pair"),
+])
+def test_best_pair_reads_its_splits_and_names_a_loop_that_misses_the_last_pair(answer, hint):
+    with pytest.raises(checks.ExerciseError, match=hint):
+        checks.check_best_pair(answer)
+
+
+def test_a_check_stops_a_loop_that_never_ends(monkeypatch):
+    import mlm_lib.course.checks.nb08_wordpiece as nb08
+
+    def endless(word, vocab):
+        while True:
+            pass
+    real = nb08._call
+    monkeypatch.setattr(nb08, "_call", lambda fn, *a, seconds=None, **k: real(fn, *a, seconds=0.5, **k))  # 10 s there
+    with pytest.raises(checks.ExerciseError, match="a loop that never ends"):
+        checks.check_encode_word(endless)

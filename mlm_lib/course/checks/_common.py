@@ -8,7 +8,10 @@ message alone (`show_exercise_errors`).
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import traceback
+from contextlib import contextmanager
 
 import torch
 
@@ -50,16 +53,40 @@ def _is_course_solution(fn) -> bool:
         return False
 
 
-def _call(fn, *args, hint=None):
+@contextmanager
+def _time_limit(seconds: float | None, what: str):
+    """Stop the learner's function after `seconds` with an ExerciseError (a loop that never ends would otherwise
+    hang the check). On Unix, in the kernel's main thread only, where a timer signal can interrupt Python code;
+    elsewhere the call runs unlimited."""
+    if not seconds or not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise ExerciseError(f"Your function ran for more than {seconds:g} s on {what}, which takes the course's "
+                            "answer a moment: a loop that never ends? Check that every pass of each loop moves "
+                            "forward, also when nothing matches.")
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _call(fn, *args, hint=None, seconds: float | None = None, what: str = "the check's input"):
     """Call the learner's function; translate what can go wrong into an ExerciseError that says why.
 
-    `hint(err) -> str | None` adds advice for errors a common mistake produces.
+    `hint(err) -> str | None` adds advice for errors a common mistake produces; `seconds` stops a function that
+    runs longer (`_time_limit`).
     """
     if not callable(fn):
         raise ExerciseError(f"Pass your function itself (e.g. check(my_function)), not {type(fn).__name__}.")
     _graded[0] = fn
     try:
-        return fn(*args)
+        with _time_limit(seconds, what):
+            return fn(*args)
     except NotImplementedError:
         raise ExerciseError(NOT_WRITTEN) from None
     except ExerciseError:
