@@ -1261,3 +1261,13 @@ def test_a_check_stops_a_loop_that_never_ends(monkeypatch):
     monkeypatch.setattr(nb08, "_call", lambda fn, *a, seconds=None, **k: real(fn, *a, seconds=0.5, **k))  # 10 s there
     with pytest.raises(checks.ExerciseError, match="a loop that never ends"):
         checks.check_encode_word(endless)
+
+
+def test_masked_loss_refuses_an_answer_that_overwrites_the_labels():
+    def in_place(logits, labels):
+        chosen = labels != -100
+        labels[~chosen] = 0
+        per = torch.nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten(), reduction="none")
+        return (per * chosen.flatten()).sum() / chosen.sum()
+    with pytest.raises(checks.ExerciseError, match="changed labels in place"):
+        checks.check_masked_loss(in_place)

@@ -24,7 +24,12 @@ def _loss_hint(err):
 def _masked_loss_case(fn, logits, labels) -> None:
     V = logits.size(-1)
     expected = F.cross_entropy(logits[labels != -100], labels[labels != -100])
-    got = _tensor(_call(fn, logits, labels, hint=_loss_hint), "the loss")
+    given = labels.clone()
+    got = _tensor(_call(fn, logits, given, hint=_loss_hint), "the loss")
+    if not torch.equal(given, labels):
+        raise ExerciseError("Your function changed labels in place (a -100 became another number, or a label "
+                            "changed): the caller's labels are then lost, and the next cell that reads them gets "
+                            "wrong numbers. Select with a mask, or work on labels.clone().")
     if got.numel() != 1:
         raise ExerciseError(f"Return one number (a 0-d tensor), not shape {tuple(got.shape)}: take the mean.")
     got = got.float().reshape(())
