@@ -24,10 +24,12 @@ same initial weights and batches where the arms allow it). For each seed take th
 * **within noise**: three seeds or more, and not ahead or behind. This is a finding too: at this budget the
   difference, if any, is smaller than the seeds can show (the interval says how small);
 * **too few seeds**: two seeds that are not ahead or behind (with two seeds, t is 6.31: only a difference much
-  larger than the seeds' disagreement passes), and **one seed**: one run each, no verdict at all.
+  larger than the seeds' disagreement passes), or that are, but by under three points of accuracy: two seeds of a
+  difference that small can agree by chance more often than the interval says (their spread is itself guessed from
+  two numbers), so the course waits for a third; and **one seed**: one run each, no verdict at all.
 
-Three seeds is the course's minimum wherever a difference is under three points (a test checks every stated
-conclusion for it). A verdict says what the runs measured at their budget, not what holds at another.
+Three seeds is the course's minimum wherever a difference is under three points: the rule above says so in its
+words (`SMALL`, for differences printed in points), and a test checks every stated conclusion for it. A verdict says what the runs measured at their budget, not what holds at another.
 """
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ from dataclasses import dataclass
 
 WORDS = ("ahead", "behind", "within noise", "too few seeds", "one seed")
 CONFIDENCE = 0.95  # one-sided: the 90% two-sided interval of the mean difference
+SMALL = 3.0  # points: a difference of accuracy smaller than this needs three seeds to be called ahead or behind
 
 
 @lru_cache(maxsize=None)
@@ -120,7 +123,9 @@ def verdict(a, b, *, higher_is_better: bool = True, scale: float = 100.0, unit: 
         word = "behind"
     else:
         word = "within noise" if n >= 3 else "too few seeds"
+    if word in ("ahead", "behind") and n < 3 and unit == "points" and abs(mean * scale) < SMALL:
+        word = "too few seeds"
     return Verdict(word, mean, spread, n, interval, d, scale, unit)
 
 
-__all__ = ["CONFIDENCE", "WORDS", "Verdict", "student_t_quantile", "verdict"]
+__all__ = ["CONFIDENCE", "SMALL", "WORDS", "Verdict", "student_t_quantile", "verdict"]

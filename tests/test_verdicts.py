@@ -73,3 +73,13 @@ def test_the_rule_in_its_three_cases():
     assert verdict({0: 0.9}, {0: 0.1}).word == "one seed"
     # every seed ahead is not enough when the seeds disagree on how much: +0.1, +0.2 and +9 points
     assert verdict([0.501, 0.502, 0.59], [0.5, 0.5, 0.5]).word == "within noise"
+
+
+def test_under_three_points_two_seeds_are_too_few_even_when_they_agree():
+    """The course's minimum of three seeds for a small difference is part of the rule, so the printed word is the
+    one the prose may use: +2.8 and +2.4 points agree, yet two seeds of so small a difference say nothing."""
+    assert verdict({0: 0.528, 1: 0.524}, {0: 0.50, 1: 0.50}).word == "too few seeds"
+    assert verdict({0: 0.528, 1: 0.524, 2: 0.532}, {0: 0.50, 1: 0.50, 2: 0.50}).word == "ahead"
+    assert verdict({0: 0.63, 1: 0.64}, {0: 0.50, 1: 0.50}).word == "ahead"  # 13.5 points: two seeds can tell
+    assert verdict({0: 1.70, 1: 1.71}, {0: 1.80, 1: 1.80}, higher_is_better=False, scale=1.0,
+                   unit="nats").word == "ahead"  # a loss in nats: the three points are a rule for accuracy

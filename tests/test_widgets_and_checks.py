@@ -1271,3 +1271,21 @@ def test_masked_loss_refuses_an_answer_that_overwrites_the_labels():
         return (per * chosen.flatten()).sum() / chosen.sum()
     with pytest.raises(checks.ExerciseError, match="changed labels in place"):
         checks.check_masked_loss(in_place)
+
+
+@pytest.mark.parametrize("answer, hint", [
+    (lambda w, d, p: d[w.clamp(min=0)] < p, "clamped to 0 it reads word 0's"),
+    (lambda w, d, p: d[w] < p, "the \\*last word's\\* draw"),
+])
+def test_select_whole_words_names_how_a_special_was_selected(answer, hint):
+    with pytest.raises(checks.ExerciseError, match=hint):
+        checks.check_select_whole_words(answer)
+
+
+def test_select_whole_words_refuses_an_answer_that_overwrites_word_ids():
+    def in_place(word_ids, word_draw, select_prob):
+        special = word_ids < 0
+        word_ids[special] = 0
+        return ~special & (word_draw[word_ids] < select_prob)
+    with pytest.raises(checks.ExerciseError, match="changed word_ids in place"):
+        checks.check_select_whole_words(in_place)

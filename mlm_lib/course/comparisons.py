@@ -133,10 +133,7 @@ def describe(name: str, result: dict | None = None) -> str:
     seeds = sorted(set(a) & set(b))
     per_seed = "  ".join(f"seed {s}: {a[s] * c.scale:.2f} vs {b[s] * c.scale:.2f}" for s in seeds)
     v = c.verdict(result)
-    note = ""
-    if v.word in ("ahead", "behind") and v.seeds < 3 and c.unit == "points" and abs(v.mean_difference * c.scale) < 3:
-        note = "\n  (under three points on fewer than three seeds: the course states nothing until a third seed)"
-    return f"{name}\n  {c.metric}, {_name(c.a)} vs {_name(c.b)}; {per_seed}\n  {v}{note}"
+    return f"{name}\n  {c.metric}, {_name(c.a)} vs {_name(c.b)}; {per_seed}\n  {v}"
 
 
 def show(*names: str) -> None:

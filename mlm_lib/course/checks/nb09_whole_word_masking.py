@@ -28,7 +28,12 @@ def check_select_whole_words(fn) -> None:
         draw[-1] = 0.01  # the last word is selected: indexing with -1 would select the specials with it
         draw[0] = 0.02  # and the first: word 0 is a word like any other
         expected = (word_ids >= 0) & (draw[word_ids.clamp(min=0)] < 0.3)
-        got = _tensor(_call(fn, word_ids.clone(), draw.clone(), 0.3, hint=_select_hint), "the selection")
+        given = word_ids.clone()
+        got = _tensor(_call(fn, given, draw.clone(), 0.3, hint=_select_hint), "the selection")
+        if not torch.equal(given, word_ids):
+            raise ExerciseError("Your function changed word_ids in place (the specials' -1 became another number): the "
+                                "caller's word ids are then wrong for everything that reads them next. Work on a copy "
+                                "(word_ids.clamp(min=0) makes one), or leave the specials out with a mask.")
         if got.shape != word_ids.shape:
             raise ExerciseError(f"Return one True/False per piece, shape {tuple(word_ids.shape)}; got {tuple(got.shape)}.")
         if got.dtype != torch.bool:
@@ -43,8 +48,12 @@ def check_select_whole_words(fn) -> None:
             raise ExerciseError("Word 0 is never selected: it is a word like any other. Only the specials, word id "
                                 "-1, are left out (word_ids >= 0, not > 0).")
         if got[word_ids < 0].any():
-            raise ExerciseError("A special token was selected. Its word id is -1, and indexing with -1 reads the "
-                                "*last word's* draw: leave the specials out yourself.")
+            clamped = torch.equal(got, draw[word_ids.clamp(min=0)] < 0.3)
+            last = torch.equal(got, draw[word_ids] < 0.3)
+            how = ("indexing with -1 reads the *last word's* draw, and clamped to 0 it reads word 0's" if clamped and last
+                   else "clamped to 0 it reads word 0's draw" if clamped else "indexing with -1 reads the *last word's* draw")
+            raise ExerciseError(f"A special token was selected. Its word id is -1, and {how}: leave the specials out "
+                                "yourself (word_ids >= 0).")
         split = [int(w) for w in word_ids[word_ids >= 0].unique() if got[word_ids == w].any() and not got[word_ids == w].all()]
         if split:
             raise ExerciseError(f"Word {split[0]} is selected in part: its pieces got different answers. All the "
