@@ -397,13 +397,19 @@ def test_shipped_sentence_head_results_are_whole_and_readmes_show_them():
     from mlm_lib.course.assets import load_json_results
     from mlm_lib.experiments import sentence_head
 
-    results = load_json_results("sentence_head")
-    assert results["experiment"] == "sentence_head" and results["preset"] == "full"
-    assert all(c.startswith("python -m mlm_lib.experiments.sentence_head ") for c in results["commands"])
-    assert results["summary"] == sentence_head.summary(results["runs"])
+    from mlm_lib.course.comparisons import TOGETHER, shipped
+
+    first = load_json_results("sentence_head")
+    assert first["summary"] == sentence_head.summary(first["runs"])  # the file as its command wrote it
+    for name in TOGETHER["sentence_head"]:  # the third seed, in a file of its own
+        made = load_json_results(name)
+        assert made["experiment"] == "sentence_head" and made["preset"] == "full"
+        assert all(c.startswith("python -m mlm_lib.experiments.sentence_head ") for c in made["commands"])
+    results = shipped("sentence_head")
+    results["summary"] = sentence_head.summary(results["runs"])
     assert list(results["summary"]) == [v[0] for v in sentence_head.VARIANTS]  # every variant ran
     seeds = {name: sorted(r["seed"] for r in results["runs"] if r["variant"] == name) for name in results["summary"]}
-    assert seeds["MLM + NSP"] == seeds["MLM + SOP"] == [0, 1], seeds
+    assert seeds["MLM + NSP"] == seeds["MLM + SOP"] == [0, 1, 2], seeds
     assert not set(results["training_documents"]) & set(results["held_out_documents"])
     for run in results["runs"]:
         assert run["history"]["eval_step"][-1] == results["settings"]["steps"]
