@@ -55,6 +55,7 @@ def load_together(*names: str) -> dict:
 # The files that hold one experiment's seeds, together (`shipped`): a seed added on a later day went into a file of its
 # own, by the same command with the same settings (the output rule never rewrites a shipped file).
 TOGETHER: dict[str, tuple[str, ...]] = {
+    "ablation": ('ablation', 'ablation-pre-ln-s1', 'ablation-pre-ln-s2'),
     "sentence_head": ('sentence_head', 'sentence_head-s2'),
     "roberta_nsp": ('roberta_nsp',),
     "roberta_masking": ('roberta_masking',),
@@ -180,8 +181,9 @@ STATED: list[tuple[str, str, str, str]] = [
     (NB14, "Muon on top of 40%: ahead, in both of its seeds", "Muon against AdamW, at 40%", "ahead"),
     (NB16, "RoPE: ahead, in both seeds", "RoPE against bert-40%", "ahead"),
     (NB16, "RoPE is ahead in both seeds", "RoPE against bert-40%", "ahead"),
-    (NB16, "have one run each here: one seed", "no biases against bert-40%", "one seed"),
-    (NB16, "have one run each here: one seed", "pre-LN against bert-40%", "one seed"),
+    (NB16, "GeGLU: ahead", "GeGLU against bert-40%", "ahead"),
+    (NB16, "No biases: within noise", "no biases against bert-40%", "within noise"),
+    (NB16, "Pre-LN: within noise", "pre-LN against bert-40%", "within noise"),
     (NB16, "have one run each here: one seed", "local attention against bert-40%", "one seed"),
     (NB16, "have one run each here: one seed", "all of ModernBERT's changes against bert-40%", "one seed"),
     ("docs/results-part4.md", "| 40% against 15% selected | +3.1, +4.6, +4.2 | +4.0 (+2.6 to +5.3) points | **ahead** |",
