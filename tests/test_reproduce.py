@@ -156,3 +156,18 @@ def test_the_shipped_report_is_the_table_the_results_readme_shows():
                     assert name.split(".")[-1] == "accuracy", (entry["shipped"], name, d)
                     assert d["largest_relative"] <= 2 ** -23, (entry["shipped"], d)  # one float32 unit
     assert "bit for bit" in readme
+
+
+def test_the_ablation_reproduces_bit_for_bit_by_todays_command():
+    """assets/results/reproduced-ablation.json: a run of the shipped ablation re-run whole by today's speedrun
+    command, every number identical (the comparisons at equal work are what a learner can re-run)."""
+    from pathlib import Path
+    from mlm_lib.course.assets import load_json_results
+    report = load_json_results("reproduced-ablation")
+    readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
+    assert "<!-- reproduce-ablation -->\n" + reproduce.table(report) + "\n<!-- /reproduce-ablation -->" in readme
+    (entry,) = report["files"]
+    c = entry["comparison"]
+    assert entry["shipped"] == "ablation.json" and c["runs"]
+    for run in c["runs"]:
+        assert run["compared"] > 0 and run["identical"] == run["compared"] and not run["differing"], run
