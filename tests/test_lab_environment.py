@@ -99,7 +99,7 @@ from nbclient.exceptions import CellExecutionError
 nb = nbformat.read(sys.argv[1], as_version=4)
 for cell in nb.cells:  # one torch thread: two copies run at once on the course's 2-core machine
     if "parameters" in cell.metadata.get("tags", []):
-        cell.source += "\nthreads = 1"
+        cell.source += "\\nthreads = 1"
 client = NotebookClient(nb, timeout=int(sys.argv[2]), kernel_name="python3")
 stopped = {"index": None}
 with client.setup_kernel():
