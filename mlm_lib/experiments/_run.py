@@ -395,7 +395,7 @@ def command_line(kind: str, argv, resume: bool = True) -> str:
     words = [w for w in (sys.argv[1:] if argv is None else list(argv)) if w != "--overwrite"]
     if resume and "--resume" not in words:
         words.append("--resume")
-    return f"python -m mlm_lib.experiments.{kind} " + shlex.join(words)
+    return recorded_command(kind, words)
 
 
 def recorded_command(kind: str, argv) -> str:
