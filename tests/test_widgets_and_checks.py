@@ -464,6 +464,15 @@ WRONG_ANSWERS = [
     (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x).chunk(2, -1)[0])), "gate is missing"),
     (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x)[..., ::2]) * wi(x)[..., 1::2]), "Even and odd"),
     (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x).chunk(2, 0)[0]) * wi(x).chunk(2, 0)[1]), "last\\*"),
+    # a learner review of 16 (2026-11-26): the split along the sequence axis, both biases left out, a residual added
+    (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x)[:, :wo.in_features]) * wi(x)[:, wo.in_features:]),
+     "last dimension"),
+    (checks.check_geglu, lambda x, wi, wo: (F_.gelu((x @ wi.weight.T).chunk(2, -1)[0]) * (x @ wi.weight.T).chunk(2, -1)[1])
+     @ wo.weight.T, "A bias is missing"),
+    (checks.check_geglu, lambda x, wi, wo: x + wo(F_.gelu(wi(x).chunk(2, -1)[0]) * wi(x).chunk(2, -1)[1]), "residual"),
+    # and of 14: `steps` ignored, the iteration in bfloat16 as torch.optim.Muon does it
+    (checks.check_newton_schulz, lambda m, steps: __import__("mlm_lib").newton_schulz(m, 5), "Five iterations whatever"),
+    (checks.check_newton_schulz, lambda m, steps: __import__("mlm_lib").newton_schulz(m, steps).bfloat16(), "in float32"),
     # the learner review's accepted wrong answer (00 ex2): str.replace writes at the first occurrence
     (checks.check_fill_in, lambda t, ps, gs: _replace_each(t, ps, gs), "str.replace changes the first place"),
     (checks.check_fill_in, lambda t, ps, gs: "".join(gs[[i for i, x in enumerate(t) if x == "_"].index(i)]

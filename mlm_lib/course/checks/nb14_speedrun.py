@@ -40,6 +40,9 @@ def _ns_slips(matrix, steps):
             slips.append((f"One iteration {'short' if n < steps else 'too many'}: the result is what {n} "
                           f"iteration(s) give, not `steps` ({steps}). Count the loop's turns, and check that each turn "
                           "assigns its result back to x, so that the next turn starts from it.", run(n, step)))
+    if steps != 5:
+        slips.append((f"Five iterations whatever `steps` says: the loop must turn `steps` times (here {steps}).",
+                      run(5, step)))
     slips.append(("The powers must be matrix products (@), not number-by-number products (*): the polynomial acts on "
                   "the matrix's singular values only through G @ G and G @ X.",
                   run(steps, lambda x: a * x + (b * (x @ x.T) + c * (x @ x.T) * (x @ x.T)) @ x)))
@@ -64,6 +67,10 @@ def check_newton_schulz(fn) -> None:
                                     f"shape {tuple(got.shape)} (a tall matrix is turned wide for the iteration, then back).")
             if torch.allclose(got.float(), want, atol=1e-4, rtol=1e-4):
                 continue
+            if got.dtype in (torch.bfloat16, torch.float16):
+                raise ExerciseError(f"The result is in {str(got.dtype).removeprefix('torch.')}: the course iterates "
+                                    "in float32 (end of section 3: a CPU without bfloat16 instructions emulates "
+                                    "it), so keep x in float32 throughout.")
             for message, variant in _ns_slips(matrix, steps):
                 if variant.shape == got.shape and torch.allclose(got.float(), variant, atol=1e-4, rtol=1e-4):
                     raise ExerciseError(message)

@@ -82,6 +82,9 @@ def _geglu_hint(err):
     if "cannot be multiplied" in str(err):
         return ("w_out reads f numbers, half of w_in's output: split w_in(x) into two halves along its *last* "
                 "dimension (the features), not the first (the batch).")
+    if "must match the size of tensor" in str(err):
+        return ("The two halves came out of different sizes: split w_in(x) along its last dimension, where its 2f "
+                "features lie ([..., :f] and [..., f:]).")
     return None
 
 
@@ -108,6 +111,13 @@ def check_geglu(fn) -> None:
     if torch.allclose(got, w_out(F.gelu(bias_free[0]) * bias_free[1]), atol=1e-5):
         raise ExerciseError("w_in's bias is missing: call the layer itself, w_in(x), which adds it, rather than "
                             "multiplying by its weight alone.")
+    if torch.allclose(got, (F.gelu(bias_free[0]) * bias_free[1]) @ w_out.weight.T, atol=1e-5) or torch.allclose(
+            got, (F.gelu(h) * gate) @ w_out.weight.T, atol=1e-5):
+        raise ExerciseError("A bias is missing: call the layers themselves, w_in(x) and w_out(...), which add their "
+                            "biases, rather than multiplying by their weights alone.")
+    if torch.allclose(got, x + expected, atol=1e-5):
+        raise ExerciseError("x was added back: the residual belongs to the block around the layer (notebook 04), "
+                            "the feed-forward layer returns w_out(...) alone.")
     slips = [(w_out(F.relu(h) * gate), "ReLU is ReGLU's gate function; GeGLU's is GELU."),
              (w_out(F.silu(h) * gate), "SiLU makes SwiGLU (LLaMA's choice); GeGLU, ModernBERT's, uses GELU."),
              (w_out(F.gelu(w_in(x)[..., :5])), "The gate is missing: the second half multiplies the first "
