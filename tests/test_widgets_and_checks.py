@@ -311,7 +311,7 @@ def test_masking_widget_keeps_mask_and_random_within_one(small_tokenizer):
 
 def test_curriculum_view_and_widget(make_run):
     from mlm_lib.curriculum import fixed, linear
-    from mlm_lib.course.widgets import curriculum_view, curriculum_widget
+    from mlm_lib.course.widgets import curriculum_view, curriculum_widget, seeds_note
 
     runs = [make_run("fixed 128", fixed(128), [3.2, 3.1, 3.0, 2.9]),
             make_run("linear 16->128 by 50%", linear(16, 128), [3.1, 2.8, 2.5, 2.3])]
@@ -322,6 +322,9 @@ def test_curriculum_view_and_widget(make_run):
         curriculum_view(runs, [])
     with pytest.raises(ValueError, match="No measured run"):
         curriculum_view(runs, ["step 1"])
+    two_seeds = runs + [make_run("fixed 128", fixed(128), [3.2, 3.1, 3.0, 2.7], seed=1)]
+    assert seeds_note(two_seeds, "fixed 128") == "(mean of 2 seeds: 2.90, 2.70)"
+    assert seeds_note(two_seeds, "linear 16->128 by 50%") == "(one run, seed 0)"
     widget = curriculum_widget(runs)
     pick, axis = widget.children[0].children
     pick.value = ("fixed 128",)
@@ -1042,7 +1045,18 @@ LEARNER_51 = [
     (checks.check_linear_length, "import math\ndef f(progress, short, long, until, multiple):\n if progress >= until:\n"
                                  "  return long\n exact = short + (long - short) * progress / until\n"
                                  " snapped = math.floor(exact / multiple) * multiple\n return int(min(long, max(short, snapped)))", "ok"),
-    # 07 Exercise 2
+    # 07 Exercise 2 (and a learner review of 07, 2026-11-26: a strict <, a 0-d tensor, an interpolated value)
+    (checks.check_first_reaching, "def f(tokens, losses, target):\n return next((t for t, l in zip(tokens, losses) "
+                                  "if l < target), None)", "<=, not <"),
+    (checks.check_first_reaching, "import torch\ndef f(tokens, losses, target):\n hits = torch.tensor(tokens)"
+                                  "[torch.tensor(losses) <= target]\n return hits[0] if len(hits) else None",
+     "not Tensor"),
+    (checks.check_first_reaching, "def f(tokens, losses, target):\n for i, l in enumerate(losses):\n  if l <= target:\n"
+                                  "   return tokens[i] - 0.5 * (tokens[i] - tokens[i - 1]) if i else tokens[i]\n return None",
+     "no interpolation"),
+    (checks.check_linear_length, "def f(progress, short, long, until, multiple):\n if progress >= until:\n  return long\n"
+                                 " g = short + (long - short) * progress / until\n"
+                                 " return max(short, (int(g) // multiple - 1) * multiple)", "one multiple of 8 too low"),
     (checks.check_first_reaching, "def f(tokens, losses, target):\n for t, l in zip(tokens, losses):\n  if l <= target:\n"
                                   "   return t\n return -1", "return None, not -1"),
     (checks.check_first_reaching, "def f(tokens, losses, target):\n for t, l in zip(tokens, losses):\n  if l <= target:\n"

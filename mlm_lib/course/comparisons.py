@@ -69,9 +69,10 @@ def shipped(name: str) -> dict:
 
 
 def _get(record: dict, path: str):
+    """`record`'s value at a dotted path; a number in it indexes a list ("history.val_accuracy.-1": the last)."""
     value = record
     for key in path.split("."):
-        value = value[key]
+        value = value[int(key)] if isinstance(value, list) else value[key]
     return value
 
 
@@ -120,6 +121,13 @@ def _ablation(recipe: str, baseline: str) -> Comparison:
 
 
 COMPARISONS: dict[str, Comparison] = {
+    # notebook 07: length curricula against a fixed length of 128 (curriculum-full.json: 600 steps of 4,096
+    # characters a run, three seeds each), judged at the last evaluation on the same held-out windows of 128
+    **{f"{a} against {b}": Comparison(
+        "curriculum-full", {"label": a}, {"label": b}, "history.val_accuracy.-1",
+        "held-out masked-character accuracy at 128 after 600 steps (2.5 million characters)")
+       for a, b in (("linear 16->128 by 50%", "fixed 128"), ("step 16->128 at 50%", "fixed 128"),
+                    ("linear 16->128 by 50%", "step 16->128 at 50%"))},
     # notebook 14: the speedrun's changes at equal work (ablation.json: 4 million training characters a run)
     "40% against 15% selected": _ablation("bert-40%", "bert"),
     "Muon against AdamW, at 40%": _ablation("muon-40%", "bert-40%"),
@@ -176,7 +184,19 @@ def verdict_table(*names: str) -> str:
 # is the one the verdict rule gives today.
 NB14, NB15, NB16 = ("notebooks/part4_speed/14_how_fast.ipynb", "notebooks/part5_after_bert/15_electra.ipynb",
                     "notebooks/part5_after_bert/16_modern_encoder.ipynb")
+NB07 = "notebooks/part1_mlm_from_scratch/07_curriculum.ipynb"
+_STEP, _LINEAR = "step 16->128 at 50% against fixed 128", "linear 16->128 by 50% against fixed 128"
+_LINEAR_STEP = "linear 16->128 by 50% against step 16->128 at 50%"
 STATED: list[tuple[str, str, str, str]] = [
+    (NB07, "**ahead** by the rule, every seed agreeing", _STEP, "ahead"),
+    (NB07, "rule finds it **within noise** against fixed 128", _LINEAR, "within noise"),
+    (NB07, "against the step schedule **within noise** too", _LINEAR_STEP, "within noise"),
+    (NB07, "left it in every seed (**ahead** of fixed 128)", _STEP, "ahead"),
+    (NB07, "(**within noise** against fixed 128 and against the step schedule)", _LINEAR, "within noise"),
+    (NB07, "(**within noise** against fixed 128 and against the step schedule)", _LINEAR_STEP, "within noise"),
+    ("docs/results-part1.md", "the step schedule is ahead of fixed 128", _STEP, "ahead"),
+    ("docs/results-part1.md", "the linear one within noise against both", _LINEAR, "within noise"),
+    ("docs/results-part1.md", "the linear one within noise against both", _LINEAR_STEP, "within noise"),
     (NB14, "40% against 15%: ahead, in all three seeds", "40% against 15% selected", "ahead"),
     (NB14, "Muon on top of 40%: ahead, in both of its seeds", "Muon against AdamW, at 40%", "ahead"),
     (NB16, "RoPE: ahead, in both seeds", "RoPE against bert-40%", "ahead"),

@@ -473,6 +473,14 @@ def curriculum_view(runs: list[dict], labels, x: str = "tokens", baselines: dict
     return fig, finals
 
 
+def seeds_note(runs: list[dict], label: str) -> str:
+    """How many runs a schedule's final loss stands for: a mean of three seeds and one run must not read alike."""
+    finals = sorted((r["seed"], r["history"]["val_loss"][-1]) for r in runs if r["label"] == label)
+    if len(finals) == 1:
+        return f"(one run, seed {finals[0][0]})"
+    return f"(mean of {len(finals)} seeds: " + ", ".join(f"{loss:.2f}" for _, loss in finals) + ")"
+
+
 def curriculum_widget(runs: list[dict], default=None, baselines: dict | None = None):
     """Pick measured schedules (kind, start length, growth fraction) and compare their curves."""
     import ipywidgets as w
@@ -496,7 +504,7 @@ def curriculum_widget(runs: list[dict], default=None, baselines: dict | None = N
                 return
             display(fig)
             plt.close(fig)
-            display(HTML("<br>".join(f"<code>{html.escape(k)}</code>: final held-out loss {v:.3f}"
+            display(HTML("<br>".join(f"<code>{html.escape(k)}</code>: final held-out loss {v:.3f} {seeds_note(runs, k)}"
                                      for k, v in sorted(finals.items(), key=lambda kv: kv[1]))))
 
     pick.observe(update, names="value")

@@ -9,6 +9,7 @@ from ._common import ExerciseError, _call, _none_message, _ok
 
 def check_linear_length(fn) -> None:
     """fn(progress, short, long, until, multiple) -> the linear schedule's window length (an int)."""
+    as_float = None
     for short, long, until, multiple in ((16, 128, 0.5, 8), (8, 64, 0.25, 4), (10, 50, 0.5, 4)):
         schedule = linear(short, long, until=until, multiple=multiple)
         for progress in (0.0, 0.1, until / 2, until * 0.99, until, 0.9, 1.0):
@@ -16,10 +17,12 @@ def check_linear_length(fn) -> None:
             got = _call(fn, progress, short, long, until, multiple)
             if got is None:
                 raise ExerciseError(_none_message("the length"))
-            if isinstance(got, bool) or not isinstance(got, numbers.Integral):
+            if isinstance(got, bool) or not isinstance(got, numbers.Real):
                 raise ExerciseError(f"Return a whole number (int), not {type(got).__name__} {got!r}: a length counts "
                                     "characters.")
             if got == expected:
+                if not isinstance(got, numbers.Integral):  # the right value as a float: named after the values
+                    as_float = as_float or (expected, got)
                 continue
             if progress >= until:
                 if got == long // multiple * multiple:
@@ -33,12 +36,19 @@ def check_linear_length(fn) -> None:
             if got % multiple:
                 raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) you returned {got}, which is not "
                                     f"a multiple of {multiple}: while it grows, the length is rounded *down* to one.")
+            if got == expected - multiple and got >= short:
+                raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got "
+                                    f"{got}: one multiple of {multiple} too low. Rounding down keeps the multiple at "
+                                    "or below the grown length; nothing more is taken off.")
             if got == expected + multiple:
                 raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got "
                                     f"{got}: that is rounded up (or to the nearest multiple); the length is rounded "
                                     f"*down* to a multiple of {multiple}.")
             raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got {got!r}. "
                                 "short + (long - short) * progress / until, rounded down to a multiple.")
+    if as_float:
+        raise ExerciseError(f"The right lengths, but as floats ({as_float[1]!r} for {as_float[0]}): return whole "
+                            "numbers (int(...)), since a length counts characters.")
     _ok("The same lengths as mlm_lib.curriculum.linear.")
 
 
@@ -61,9 +71,20 @@ def check_first_reaching(fn) -> None:
              (([], []), 3.0, None)]
     for (tokens, losses), target, expected in cases:
         got = _call(fn, list(tokens), list(losses), target, hint=_reaching_hint)
+        where = f"tokens {tokens} with losses {losses}" if tokens else "empty lists (no evaluation at all)"
+        if expected is not None and got is not None and (isinstance(got, bool) or not isinstance(got, numbers.Integral)):
+            if isinstance(got, numbers.Real) and got not in tokens:
+                raise ExerciseError(f"For {where} and target {target} you returned {got!r}, which is not one of the "
+                                    "evaluations' tokens: return the tokens value of an evaluation as it is (no "
+                                    "interpolation between two; mlm_lib.curriculum.tokens_to_reach does that, after).")
+            raise ExerciseError(f"Return a number from `tokens` as it is (an int) or None, not {type(got).__name__} "
+                                f"{got!r}: the notebook prints and divides these values.")
         if got == expected and (got is None) == (expected is None):
             continue
-        where = f"tokens {tokens} with losses {losses}" if tokens else "empty lists (no evaluation at all)"
+        strict = next((t for t, loss in zip(tokens, losses) if loss < target), None)
+        if got == strict and expected != strict:
+            raise ExerciseError(f"For {where} and target {target} expected {expected}, got {got!r}: a loss equal to "
+                                "the target reaches it too ('at or below': <=, not <).")
         if expected is None:
             if not tokens:
                 raise ExerciseError(f"With empty lists (no evaluation at all) return None, not {got!r}.")
