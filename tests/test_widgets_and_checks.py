@@ -1045,6 +1045,27 @@ LEARNER_51 = [
     (checks.check_linear_length, "import math\ndef f(progress, short, long, until, multiple):\n if progress >= until:\n"
                                  "  return long\n exact = short + (long - short) * progress / until\n"
                                  " snapped = math.floor(exact / multiple) * multiple\n return int(min(long, max(short, snapped)))", "ok"),
+    # 11 (a learner review, 2026-11-26): a name found by capitals, a ':' anywhere, the last line deciding, in place
+    (checks.check_verse_or_prose, "def f(speech):\n lines = [l.strip() for l in speech.splitlines() if l.strip()]\n"
+                                  " if lines and lines[0].rstrip(':').isupper():\n  lines = lines[1:]\n"
+                                  " starts = [l[0] for l in lines[1:] if l[0].isalpha()]\n"
+                                  " return (1 if any(c.islower() for c in starts) else 0) if starts else None",
+     "not in capitals"),
+    (checks.check_verse_or_prose, "def f(speech):\n lines = [l.strip() for l in speech.splitlines() if l.strip()]\n"
+                                  " if lines and ':' in lines[0]:\n  lines = lines[1:]\n"
+                                  " starts = [l[0] for l in lines[1:] if l[0].isalpha()]\n"
+                                  " return (1 if any(c.islower() for c in starts) else 0) if starts else None",
+     "\\*ends\\* with ':'"),
+    (checks.check_verse_or_prose, "def f(speech):\n lines = [l.strip() for l in speech.splitlines() if l.strip()]\n"
+                                  " if lines and lines[0].endswith(':'):\n  lines = lines[1:]\n"
+                                  " starts = [l[0] for l in lines[1:] if l[0].isalpha()]\n"
+                                  " return (1 if starts[-1].islower() else 0) if starts else None",
+     "not only the last one"),
+    (checks.check_mean_pool, "def f(hidden, attention_mask):\n hidden[attention_mask == 0] = 0\n"
+                             " return hidden.sum(1) / attention_mask.sum(1, keepdim=True)", "changed the hidden vectors"),
+    (checks.check_mean_pool, "def f(hidden, attention_mask):\n"
+                             " return (hidden * attention_mask.unsqueeze(-1)).sum(1) / attention_mask.sum(1)",
+     "keepdim=True"),
     # 07 Exercise 2 (and a learner review of 07, 2026-11-26: a strict <, a 0-d tensor, an interpolated value)
     (checks.check_first_reaching, "def f(tokens, losses, target):\n return next((t for t, l in zip(tokens, losses) "
                                   "if l < target), None)", "<=, not <"),

@@ -29,6 +29,11 @@ def _kind(result: dict) -> str:
     return result.get("kind") or result.get("experiment") or ""
 
 
+def _but_seeds(settings):
+    """A file's settings without the seeds it ran: files that differ only there hold seeds of one experiment."""
+    return {k: v for k, v in settings.items() if k != "seeds"} if isinstance(settings, dict) else settings
+
+
 def load_together(*names: str) -> dict:
     """One shipped results file, or several made by one command with the same settings (runs of one experiment
     split between processes, or a seed added on a later day), their lists of records ("runs", "pretrained",
@@ -39,13 +44,16 @@ def load_together(*names: str) -> dict:
     for name, other in zip(names[1:], files[1:]):
         first = files[0]
         characters = [f.get("options", {}).get("--characters") for f in (first, other) if "options" in f]
-        if _kind(other) != _kind(first) or other.get("settings") != first.get("settings") \
+        if _kind(other) != _kind(first) or _but_seeds(other.get("settings")) != _but_seeds(first.get("settings")) \
                 or other.get("preset") != first.get("preset") or len(set(characters)) > 1:
             raise ValueError(f"{name} was made with other settings than {names[0]}: its runs are not comparable.")
     together = dict(files[0])
     for key, value in files[0].items():
         if isinstance(value, list) and value and isinstance(value[0], dict):
             together[key] = [r for f in files for r in f.get(key, [])]
+    if isinstance(files[0].get("settings"), dict) and "seeds" in files[0]["settings"]:  # every file's seeds
+        together["settings"] = {**files[0]["settings"],
+                                "seeds": sorted({s for f in files for s in f["settings"].get("seeds", [])})}
     together["files"] = list(names)
     together["machines"] = [{"file": name, "machine": f.get("machine"), "date": f.get("date")}
                             for name, f in zip(names, files)]

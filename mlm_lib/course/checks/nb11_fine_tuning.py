@@ -13,6 +13,8 @@ _SPEECHES = [
     "THESEUS:\nGo, Philostrate,\nStir up the Athenian youth to merriments;\nAwake the pert and nimble spirit of mirth;",
     "MARIA:\nBy my troth, Sir Toby, you must come in earlier o'\nnights: your cousin, my lady, takes great\nexceptions to your ill hours.",
     "CLOWN:\nwhy, sir, I am the fool\nAnd so it goes\nno further",
+    # prose whose *last* line starts with a capital: one lower-case start anywhere is enough
+    "CLOWN:\nNay, I am for all waters;\nbut I will tell you\nSo much as this.",
     "LEAR:\nNo, no, no, no! Come, let's away to prison:\nWe two alone will sing like birds i' the cage:",
     "PAGE:\n'tis a letter, sir,\nwith seals upon it",
     "ROMEO:\nand every cat and dog\nAnd little mouse, every unworthy thing,\nLive here in heaven",
@@ -23,6 +25,11 @@ _SPEECHES = [
     "Hippolyta, I woo'd thee with my sword,\nAnd won thy love, doing thee injuries;\nBut I will wed thee",
     # two lines after the name, but the second starts with a bracket: nothing to tell
     "KING LEAR:\nCome, sir, away.\n[Exeunt]",
+    # a speaker's name not in capitals (the edition has 'Fairy:'): the line ends with ':', so it is the name
+    "First Fairy:\nOver hill, over dale,\nThorough bush, thorough brier,",
+    "Fairy:\nAnd here my mistress.",
+    # a first line with a ':' inside it is not a speaker's line: only one that *ends* with ':' is
+    "What say you: will you go?\nand so, farewell,\nSweet lady.",
 ]
 
 
@@ -41,10 +48,21 @@ def check_verse_or_prose(fn) -> None:
         lines = speech.splitlines()
         named = lines[0].strip().endswith(":")
         name = {VERSE: "VERSE (0)", PROSE: "PROSE (1)", None: "None"}
+        body = lines[1:] if named else lines
+        starts = [line[0] for line in body[1:] if line[:1].isalpha()]
+        if named and not lines[0].isupper() and verse_or_prose("X:\n" + speech) == got:
+            raise ExerciseError(f"In {speech!r} the first line is the speaker's name though not in capitals (the "
+                                "edition writes some, such as 'Fairy:', so): a line that ends with ':' is the name.")
+        if not named and ":" in lines[0] and verse_or_prose(lines[0].replace(":", ";") + "\n" + "\n".join(
+                lines[1:])) != got and verse_or_prose("\n".join(lines[1:])) == got:
+            raise ExerciseError(f"{speech!r} has no speaker's line: its first line has a ':' inside it, but the "
+                                "speaker's line is the one that *ends* with ':'.")
+        if named and want == PROSE and got == VERSE and starts and starts[-1].isupper():
+            raise ExerciseError(f"{speech!r} is prose: a line after the first starts in lower case, and one such line "
+                                "anywhere is enough, not only the last one.")
         if not named and verse_or_prose(lines[0] + ":\n" + "\n".join(lines[1:])) == got:
             raise ExerciseError(f"{speech!r} has no speaker's line (a speech that a stage direction or a blank line "
                                 "broke goes on without one): skip the first line only when it ends with ':'.")
-        body = lines[1:] if named else lines
         if want is None and len(body) > 1:
             raise ExerciseError(f"In {speech!r} no line after the speech's first starts with a letter, so its form "
                                 f"cannot be told: return None (got {got!r}).")
@@ -65,8 +83,9 @@ def check_verse_or_prose(fn) -> None:
 
 def _pool_hint(err):
     if "must match the size" in str(err):
-        return ("the mask is (batch, length) and the hidden vectors (batch, length, width): give the mask a last axis "
-                "of size 1 so that it stretches over the width.")
+        return ("the mask is (batch, length) and the hidden vectors (batch, length, width): what multiplies or "
+                "divides them needs a last axis of size 1 to stretch over the width, the mask in the sum "
+                "(unsqueeze(-1)) and each row's count too (keepdim=True).")
     return None
 
 
@@ -75,7 +94,12 @@ def check_mean_pool(fn) -> None:
     g = torch.Generator().manual_seed(0)
     hidden = torch.randn(3, 6, 4, generator=g)
     mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]])
-    got = _tensor(_call(fn, hidden.clone(), mask.clone(), hint=_pool_hint), "the pooled vectors")
+    given = hidden.clone()
+    got = _tensor(_call(fn, given, mask.clone(), hint=_pool_hint), "the pooled vectors")
+    if not torch.equal(given, hidden):
+        raise ExerciseError("Your function changed the hidden vectors it was given (an assignment into hidden[...] or "
+                            "a method ending in _): in the model they are the encoder's output, which the backward "
+                            "pass still needs. Build a new tensor instead, e.g. hidden * mask.")
     want = torch.stack([hidden[i, : int(mask[i].sum())].mean(0) for i in range(3)])
     if got.shape != want.shape:
         raise ExerciseError(f"One vector per row: expected shape {tuple(want.shape)}, got {tuple(got.shape)}. Average "
