@@ -248,29 +248,6 @@ __all__ = ["COMPARISONS", "STAGE2", "STATED", "TOGETHER", "Comparison", "describ
 # parts 2-3 (notebooks 09-13): their comparisons and stated conclusions are added below
 
 
-def _at(record: dict, path: str):
-    """A dotted path, as `_get` reads it, that may also index a list: "history.val_segments.-1.loss" is the loss of
-    a run's last evaluation (the files of notebook 10 keep a run's final figures only in its history)."""
-    value = record
-    for key in path.split("."):
-        value = value[int(key)] if isinstance(value, list) else value[key]
-    return value
-
-
-@dataclass(frozen=True)
-class _LastEvaluation(Comparison):
-    """A comparison whose `value` may step into a list (`_at`): the RoBERTa runs and the sentence heads."""
-
-    def arm(self, result: dict, fields: dict) -> dict:
-        chosen: dict = {}
-        for record in result[self.records]:
-            if all(record.get(k) == v for k, v in {**self.where, **fields}.items()) and not record.get("sweep"):
-                chosen.setdefault(record[self.seed], []).append(float(_at(record, self.value)))
-        if not chosen:
-            raise ValueError(f"No record in {self.results} has {fields | self.where}.")
-        return {seed: sum(values) / len(values) for seed, values in sorted(chosen.items())}
-
-
 @dataclass(frozen=True)
 class _PerPretraining(Comparison):
     """Files of one command that differ only in the pretraining seed (`settings.seed`: mlm_vs_ltr.json is seed 0,
@@ -309,7 +286,7 @@ COMPARISONS.update({
                              ("word-mates visible", "word_mates.mates_visible"),
                              ("word-mates masked", "word_mates.mates_masked"))},
     # notebook 10 §3: the sentence heads on the shipped WordPiece model (sentence_head.json), after 2,000 steps
-    **{f"the {a} head against the {b} head, {name}": _LastEvaluation(
+    **{f"the {a} head against the {b} head, {name}": Comparison(
         "sentence_head", {"variant": f"MLM + {a}"}, {"variant": f"MLM + {b}"},
         f"history.val_{test_set}.-1.nsp_accuracy", f"sentence-head accuracy, {name}")
        for a, b, name, test_set in (("NSP", "SOP", "new NSP pairs of the training plays", "training plays, new NSP"),
@@ -317,21 +294,21 @@ COMPARISONS.update({
                                     ("SOP", "NSP", "SOP pairs of the held-out plays", "held-out SOP"),
                                     ("SOP", "NSP", "held-out SOP pairs of equal halves",
                                      "held-out SOP, equal halves"))},
-    "NSP at 1e-3 against 3e-4, new NSP pairs of the training plays": _LastEvaluation(
+    "NSP at 1e-3 against 3e-4, new NSP pairs of the training plays": Comparison(
         "sentence_head", {"variant": "MLM + NSP, lr 1e-3"}, {"variant": "MLM + NSP"},
         "history.val_training plays, new NSP.-1.nsp_accuracy",
         "sentence-head accuracy, new NSP pairs of the training plays"),
     # notebook 10 §4: RoBERTa's questions on characters, 600 steps (roberta_nsp, roberta_masking, roberta_rate.json)
-    "MLM + NSP against MLM alone, held-out pairs": _LastEvaluation(
+    "MLM + NSP against MLM alone, held-out pairs": Comparison(
         "roberta_nsp", {"variant": "MLM + NSP"}, {"variant": "MLM alone"}, "history.val_pairs.-1.loss",
         "held-out masked loss on pairs", **LOSS),
-    "MLM alone against MLM + NSP, held-out single segments": _LastEvaluation(
+    "MLM alone against MLM + NSP, held-out single segments": Comparison(
         "roberta_nsp", {"variant": "MLM alone"}, {"variant": "MLM + NSP"}, "history.val_segments.-1.loss",
         "held-out masked loss on single segments", **LOSS),
-    **{f"dynamic masks against static, {copies}": _LastEvaluation(
+    **{f"dynamic masks against static, {copies}": Comparison(
         "roberta_masking", {"variant": "dynamic"}, {"variant": f"static, {copies}"}, "history.val_segments.-1.loss",
         "held-out masked loss, one play about 14 times", **LOSS) for copies in ("3 copies", "1 copy")},
-    **{f"masking {a} against {b}": _LastEvaluation(
+    **{f"masking {a} against {b}": Comparison(
         "roberta_rate", {"variant": a}, {"variant": b}, "history.val_segments.-1.loss",
         "held-out masked loss, 15% selected", **LOSS)
        for a, b in (("25%", "15%"), ("40%", "15%"), ("60%", "15%"), ("80%", "15%"), ("80%", "40%"))},
