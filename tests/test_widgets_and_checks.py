@@ -476,6 +476,12 @@ WRONG_ANSWERS = [
     # and of 14: `steps` ignored, the iteration in bfloat16 as torch.optim.Muon does it
     (checks.check_newton_schulz, lambda m, steps: __import__("mlm_lib").newton_schulz(m, 5), "Five iterations whatever"),
     (checks.check_newton_schulz, lambda m, steps: __import__("mlm_lib").newton_schulz(m, steps).bfloat16(), "in float32"),
+    # 02 (a learner review, 2026-11-26): the order swapped, a random hit counted as unchanged, one window only
+    (checks.check_expected_counts, lambda n, s, m, r: (n * s * r, n * s * m, n * s * (1 - m - r)), "another order"),
+    (checks.check_expected_counts, lambda n, s, m, r: (n * s * m, n * s * r * 78 / 79, n * s * (1 - m - r) + n * s * r / 79),
+     "still counts as random"),
+    (checks.check_make_labels, lambda ids, o: torch.tensor([i if x != 0 else -100 for i, x in zip(ids.tolist(), o.tolist())]),
+     "Right for one window, wrong for a batch"),
     # the learner review's accepted wrong answer (00 ex2): str.replace writes at the first occurrence
     (checks.check_fill_in, lambda t, ps, gs: _replace_each(t, ps, gs), "str.replace changes the first place"),
     (checks.check_fill_in, lambda t, ps, gs: "".join(gs[[i for i, x in enumerate(t) if x == "_"].index(i)]

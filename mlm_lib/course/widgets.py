@@ -75,8 +75,8 @@ def _known(text: str, tokenizer) -> None:
     unknown = sorted({c for c in text if c not in tokenizer.tokens})
     if unknown:
         ordinary = tokenizer.vocab_size - len(tokenizer.special_ids)
-        raise ValueError(f"The model has never seen {', '.join(map(repr, unknown))}: its vocabulary is the "
-                         f"{ordinary} characters of the text it was trained on. Replace or remove them.")
+        raise ValueError(f"The tokenizer has never seen {', '.join(map(repr, unknown))}: its vocabulary is the "
+                         f"{ordinary} characters of the text it was built from. Replace or remove them.")
 
 
 # ---- 02 masking ---------------------------------------------------------------------------------------
@@ -97,7 +97,7 @@ def masking_view(text: str, tokenizer, select_prob: float = BERT_MASKING.select_
                                      return_outcome=True)
     counts = {name: int((outcome == code).sum()) for code, name in OUTCOME_NAMES.items()}
     shown = [tokenizer.tokens[i] for i in inputs.tolist()]
-    summary = (f"{len(ids)} characters, {len(ids) - counts['not selected']} selected "
+    summary = (f"{len(ids)} character{'s' if len(ids) != 1 else ''}, {len(ids) - counts['not selected']} selected "
                f"({(len(ids) - counts['not selected']) / len(ids):.0%}): " +
                ", ".join(f"{v} {k}" for k, v in counts.items() if k != "not selected"))
     return masked_text_html(list(text), shown, outcome, title=summary), counts

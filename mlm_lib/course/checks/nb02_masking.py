@@ -27,6 +27,16 @@ def check_expected_counts(fn) -> None:
             raise ExerciseError(f"Return three numbers, (n_mask, n_random, n_unchanged); got {got!r}.") from None
         if len(got) == 3 and all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9) for a, b in zip(got, expected)):
             continue
+        shown = tuple(round(x, 3) for x in got)
+        if len(got) == 3 and all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+                                 for a, b in zip(sorted(got), sorted(expected))):
+            raise ExerciseError(f"For {args} the right three numbers in another order, {shown}: return them as "
+                                "(n_mask, n_random, n_unchanged).")
+        if (len(got) == 3 and math.isclose(got[0], expected[0], rel_tol=1e-6) and got[1] < expected[1]
+                and math.isclose(got[1] + got[2], expected[1] + expected[2], rel_tol=1e-6)):
+            raise ExerciseError(f"For {args} the random and unchanged counts are off ({shown}), though together they "
+                                "are right: a random draw that happens to hit the original token still counts as "
+                                "random. Count by what was decided for each position, not by what it shows.")
         if len(got) == 3 and math.isclose(got[0], n * m, rel_tol=1e-6):
             raise ExerciseError("Only selected positions are replaced: multiply by select_prob too.")
         if len(got) == 3 and all(abs(a - b) < 1 and a == int(a) for a, b in zip(got, expected)):
@@ -40,7 +50,7 @@ def check_expected_counts(fn) -> None:
         if wrong == ["unchanged"]:
             raise ExerciseError(f"For {args} the unchanged count is off ({got[2]:g}, expected {expected[2]:g}): the "
                                 "unchanged share is what [MASK] and random leave of the selected positions.")
-        raise ExerciseError(f"For {args} expected {tuple(round(x, 3) for x in expected)}, got {got}: the "
+        raise ExerciseError(f"For {args} expected {tuple(round(x, 3) for x in expected)}, got {shown}: the "
                             f"{' and '.join(wrong)} count{'s are' if len(wrong) > 1 else ' is'} off. How many "
                             "positions are selected on average, and what share of those gets each outcome?")
     _ok("Of 1,000 tokens BERT masks 120, randomises 15 and keeps 15, on average.")
@@ -111,6 +121,19 @@ def check_make_labels(fn) -> None:
     line = torch.randint(5, 50, (12,), generator=g)
     cases = [(ids, outcome), (line, torch.tensor([3, 0, 0, 1, 0, 2, 0, 0, 1, 0, 0, 3])),  # one window, a 1-D tensor
              (line, torch.zeros(12, dtype=torch.long)), (line, torch.tensor([1, 2, 3] * 4))]  # nothing / all selected
-    for case_ids, case_outcome in cases:
-        _labels_case(fn, case_ids.clone(), case_outcome)
+    for k, (case_ids, case_outcome) in enumerate(cases):
+        try:
+            _labels_case(fn, case_ids.clone(), case_outcome)
+        except ExerciseError:
+            if k == 0:  # the batch: is the answer right for one window alone?
+                try:
+                    _labels_case(fn, case_ids[0].clone(), case_outcome[0])
+                except ExerciseError:
+                    pass
+                else:
+                    raise ExerciseError("Right for one window, wrong for a batch: ids and outcome can be a batch (windows "
+                                        "x length), as in training, and a loop over them walks whole rows. Work on the "
+                                        "tensors whole (outcome == 0 is a tensor of True/False; torch.where or "
+                                        "masked_fill pick with it), which works for any shape.") from None
+            raise
     _ok("cross_entropy skips -100 by default (ignore_index), so only selected positions count.")
