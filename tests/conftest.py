@@ -9,6 +9,22 @@ import torch  # noqa: E402
 from mlm_lib.data import CharTokenizer, load_corpus, train_val_split  # noqa: E402
 
 
+def pytest_configure(config):
+    """`make test` runs pytest-xdist's workers, one per core (`-n auto`): each worker is pinned to its own cores, so
+    that it, its torch threads and every process it starts (a notebook's kernel, a command's smoke run) share no
+    core with another worker. A kernel then counts 1 usable CPU and sets 1 thread (mlm_lib.course.setup), as a
+    learner's notebook does on a busy machine (where 2 threads ran 2.5x slower than 1: setup's docstring).
+    Outside xdist (`pytest tests/...`), nothing changes."""
+    worker, workers = os.environ.get("PYTEST_XDIST_WORKER"), int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if not worker or not hasattr(os, "sched_setaffinity"):
+        return
+    cpus = sorted(os.sched_getaffinity(0))
+    if workers <= len(cpus):
+        mine = cpus[int(worker.removeprefix("gw")) % workers::workers]
+        os.sched_setaffinity(0, mine)
+        torch.set_num_threads(len(mine))
+
+
 @pytest.fixture(scope="session")
 def corpus():
     return load_corpus()

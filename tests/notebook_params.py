@@ -2,11 +2,20 @@
 import json
 from pathlib import Path
 
+from mlm_lib.course.setup import usable_cpus
 from mlm_lib.course.student import course_notebooks
 
 # A cell that runs longer than this fails the test instead of hanging it (a kernel can stop answering:
 # ipykernel#1554). The slowest cell as written takes about 70 s on 2 idle cores.
 CELL_TIMEOUT = 300
+
+
+
+def at_once() -> int:
+    """How many notebook runs a test starts at once, one torch thread each: one per core it may use, at most 2 (the
+    course's CI machine has 2). Under `make test` each pytest worker is pinned to one core (conftest.py): 1."""
+    return max(1, min(2, usable_cpus()))
+
 
 NOTEBOOKS = course_notebooks(Path(__file__).resolve().parents[1] / "notebooks")
 

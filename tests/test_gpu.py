@@ -12,6 +12,7 @@ from mlm_lib import BertConfig, BertForMLM, MODEL_SIZES
 from mlm_lib.course.diagrams import course_folder, course_notebooks
 from mlm_lib.devices import same_weights
 from mlm_lib.experiments import gpu
+from notebook_params import at_once
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = sorted(p.stem for p in (ROOT / "mlm_lib" / "experiments").glob("*.py") if not p.stem.startswith("_"))
@@ -65,7 +66,7 @@ def test_every_command_line_of_gpu_check_runs_here_on_the_cpu(tmp_path):
         return job.name, subprocess.run(argv, cwd=job.cwd, capture_output=True, text=True, timeout=600)
 
     commands = [job for job in gpu.check_jobs(tmp_path) if job.name.startswith("command")]
-    with ThreadPoolExecutor(max_workers=2) as pool:  # two at a time, one thread each: CI's two cores
+    with ThreadPoolExecutor(max_workers=at_once()) as pool:  # one per core this test may use, one thread each
         for name, done in pool.map(run, commands):
             assert done.returncode == 0, (name, done.stderr[-2000:])
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from notebook_params import NOTEBOOKS
+from notebook_params import NOTEBOOKS, at_once
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -154,7 +154,7 @@ def test_student_copies_run_where_make_lab_installs(tmp_path):
     def first_stop(copy):
         return json.loads(run(python, script, copy, CELL_TIMEOUT, cwd=ROOT).stdout.strip().splitlines()[-1])
 
-    with ThreadPoolExecutor(max_workers=2) as pool:  # two at a time, one thread each: half the wait on 2 cores
+    with ThreadPoolExecutor(max_workers=at_once()) as pool:  # one per core this test may use, one thread each
         stops = list(pool.map(first_stop, copies))
     for copy, stopped in zip(copies, stops):
         cells = nbformat.read(copy, as_version=4).cells

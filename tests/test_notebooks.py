@@ -12,7 +12,7 @@ import papermill
 import pytest
 
 from mlm_lib.course.student import BEGIN, END, STUB, mark_for_nbgrader, strip_solutions, student_notebook
-from notebook_params import CELL_TIMEOUT, KOREAN, KOREAN_TEXT, NOTEBOOKS, SMALL
+from notebook_params import CELL_TIMEOUT, KOREAN, KOREAN_TEXT, NOTEBOOKS, SMALL, at_once
 
 
 def _ids(paths):
@@ -77,7 +77,7 @@ papermill.execute_notebook(path, out, parameters=json.loads(sys.stdin.read()), k
 
 @pytest.fixture(scope="module")
 def papermill_runs(request, korean_run, tmp_path_factory):
-    """The papermill runs of the notebooks this session selected, two at a time with one torch thread each (the
+    """The papermill runs of the notebooks this session selected, one per usable core (at_once) with one torch thread each (the
     course's 2-core machine: one after the other they took twice as long; `threads` is a parameter of every
     notebook). Each notebook's test reads its own run: the output notebook, or papermill's error."""
     import subprocess
@@ -103,7 +103,7 @@ def papermill_runs(request, korean_run, tmp_path_factory):
         return path.stem, {"params": params, "out": out, "elsewhere": elsewhere, "returncode": done.returncode,
                            "stderr": done.stderr[-4000:]}
 
-    with ThreadPoolExecutor(max_workers=2) as pool:
+    with ThreadPoolExecutor(max_workers=at_once()) as pool:  # one per core this test may use
         return dict(pool.map(run, selected))
 
 
