@@ -476,6 +476,15 @@ WRONG_ANSWERS = [
     # and of 14: `steps` ignored, the iteration in bfloat16 as torch.optim.Muon does it
     (checks.check_newton_schulz, lambda m, steps: __import__("mlm_lib").newton_schulz(m, 5), "Five iterations whatever"),
     (checks.check_newton_schulz, lambda m, steps: __import__("mlm_lib").newton_schulz(m, steps).bfloat16(), "in float32"),
+    # 00 (a second learner review, 2026-11-26): None for no blank, the last character, the return in the
+    # loop, None for nothing to fill, a sort in place
+    (checks.check_blank_positions, lambda t: [i for i, c in enumerate(t) if c == "_"] or None, "empty list"),
+    (checks.check_blank_positions, lambda t: [i for i in range(len(t) - 1) if t[i] == "_"], "last character"),
+    (checks.check_fill_in, lambda t, ps, gs: t[:ps[0]] + gs[0] + t[ps[0] + 1:] if ps else t, "only the first guess"),
+    (checks.check_fill_in, lambda t, ps, gs: "".join(dict(zip(ps, gs)).get(i, c) for i, c in enumerate(t)) if ps else None,
+     "return the text"),
+    (checks.check_fill_in, lambda t, ps, gs: (ps.sort(), "".join(dict(zip(ps, gs)).get(i, c) for i, c in enumerate(t)))[1],
+     "changed the lists"),
     # 02 (a learner review, 2026-11-26): the order swapped, a random hit counted as unchanged, one window only
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * r, n * s * m, n * s * (1 - m - r)), "another order"),
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * m, n * s * r * 78 / 79, n * s * (1 - m - r) + n * s * r / 79),

@@ -6,13 +6,17 @@ from ._common import ExerciseError, _call, _none_message, _ok
 
 def check_blank_positions(fn) -> None:
     """fn(text: str) -> the indices of the underscores in `text`, in order (a list)."""
-    as_tuple = False
+    other = None  # a tuple, tensor or array where a list was asked for: accepted, and said so
     for text in ("To b_ or n_t", "___", "no blanks here", "_a_", ""):
         expected = [i for i, c in enumerate(text) if c == "_"]
         got = _call(fn, text)
+        if got is None and not expected:
+            raise ExerciseError(f"{text!r} has no blank: return an empty list, [] (None would say that nothing came "
+                                "back; an empty list says there are no positions).")
         if got is None:
             raise ExerciseError(_none_message("the positions"))
         if hasattr(got, "tolist") and not isinstance(got, (int, float)):  # a NumPy array or a tensor of positions
+            other = other or type(got).__name__
             got = got.tolist()
         if isinstance(got, (int, float)):
             raise ExerciseError(f"For {text!r} you returned one number, {got!r}: return every position, in a list "
@@ -25,7 +29,7 @@ def check_blank_positions(fn) -> None:
                                 "them more than once, and a generator or an iterator is used up after one pass.")
         if not isinstance(got, (list, tuple)):
             raise ExerciseError(f"Return the positions in a list, not a {type(got).__name__}.")
-        as_tuple = as_tuple or isinstance(got, tuple)
+        other = other or ("tuple" if isinstance(got, tuple) else None)
         if any(isinstance(i, bool) for i in got) and len(got) == len(text):
             raise ExerciseError(f"For {text!r} you returned a True/False for every character: return the positions "
                                 "where it is True, the numbers themselves (e.g. [4, 10]).")
@@ -45,6 +49,9 @@ def check_blank_positions(fn) -> None:
         if sorted(got) == expected:
             raise ExerciseError(f"For {text!r} expected {expected}, got {got}: the right positions in another order. "
                                 "Return them in the order of the text, first blank first.")
+        if expected and expected[-1] == len(text) - 1 and got == expected[:-1]:
+            raise ExerciseError(f"For {text!r} expected {expected}, got {got}: the last character was left out. "
+                                "Positions run up to len(text) - 1 included, and range(len(text)) already stops there.")
         if got == [i + 1 for i in expected]:
             raise ExerciseError("Off by one: Python counts positions from 0, so the first character is 0.")
         if len(expected) > 1 and got == expected[:1]:
@@ -56,7 +63,7 @@ def check_blank_positions(fn) -> None:
         raise ExerciseError(f"For {text!r} expected {expected}, got {got}: positions count every character from "
                             "the start of the text, the first one being 0.")
     _ok("Those are the positions the model will see as [MASK]."
-        + (" (You returned a tuple; a list was asked for, and a tuple works just as well here.)" if as_tuple else ""))
+        + (f" (You returned a {other}; a list was asked for, and a {other} works just as well here.)" if other else ""))
 
 
 def _probe(fn, *args):
@@ -73,11 +80,22 @@ def check_fill_in(fn) -> None:
              ("same", [], [], "same"), ("abcdef", [3, 0], ["Y", "X"], "XbcYef"),
              ("banana", [5], ["o"], "banano"), ("To b_ or n_t", [10, 4], ["o", "e"], "To be or not")]
     for text, positions, guesses, expected in cases:
-        got = _call(fn, text, positions, guesses)
+        given_positions, given_guesses = list(positions), list(guesses)
+        got = _call(fn, text, given_positions, given_guesses)
+        if (given_positions, given_guesses) != (positions, guesses):
+            raise ExerciseError(f"Your function changed the lists it was given (positions became {given_positions}): "
+                                "list.sort() and similar methods change the caller's list in place. sorted(...) "
+                                "makes a new one.")
         if got == expected:
             continue
+        if got is None and not positions:
+            raise ExerciseError(f"fill_in({text!r}, [], []) returned None: with nothing to fill in, return the text "
+                                "as it is.")
         if got is None:
             raise ExerciseError(_none_message("the new text"))
+        if len(positions) > 1 and got == text[:positions[0]] + guesses[0] + text[positions[0] + 1:]:
+            raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}: only the first guess was "
+                                "written. Is the `return` inside the loop? It must come after the loop ends.")
         untouched = _probe(fn, "xyz", [], [])  # nothing to fill in: the text itself comes back
         if isinstance(got, str) and isinstance(untouched, str) and untouched != "xyz" and len(untouched) == len(got):
             raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}, and fill_in('xyz', [], []) "
