@@ -193,7 +193,9 @@ def test_shipped_learning_curve_is_complete_reproducible_and_in_the_readmes(spli
     from mlm_lib.course.assets import load_json_results
     from mlm_lib.experiments import finetune
 
-    curve, sweep = load_json_results("finetune_curve"), load_json_results("finetune_lr")
+    from mlm_lib.course.comparisons import shipped
+
+    curve, sweep = shipped("finetune_curve"), load_json_results("finetune_lr")  # its three seeds, from three files
     planned = finetune.plan("curve", finetune.PRESETS["full"])
     assert sorted((r["method"], str(r["budget"]), r["seed"]) for r in curve["runs"]) == sorted(
         (m, str(b), s) for m, b, s, _ in planned)

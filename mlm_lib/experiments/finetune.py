@@ -41,7 +41,7 @@ SWEEP = {"pretrained": (3e-5, 1e-4, 3e-4, 1e-3), "pretrained, mean": (3e-5, 1e-4
          "frozen": (1e-3, 3e-3, 1e-2, 3e-2), "frozen, mean": (1e-3, 3e-3, 1e-2, 3e-2), "scratch": (1e-4, 3e-4, 1e-3, 3e-3)}
 
 PRESETS = {
-    "full": dict(budgets=(50, 200, 1000, "all"), seeds=(0, 1), steps=300, batch_size=32, dropout=0.1,
+    "full": dict(budgets=(50, 200, 1000, "all"), seeds=(0, 1, 2), steps=300, batch_size=32, dropout=0.1,
                  sweep_budgets=(200, "all")),
     "smoke": dict(budgets=(20,), seeds=(0,), steps=3, batch_size=8, dropout=0.1, sweep_budgets=(20,),
                   test_examples=32),
