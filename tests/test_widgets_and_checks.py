@@ -485,6 +485,9 @@ WRONG_ANSWERS = [
      "return the text"),
     (checks.check_fill_in, lambda t, ps, gs: (ps.sort(), "".join(dict(zip(ps, gs)).get(i, c) for i, c in enumerate(t)))[1],
      "changed the lists"),
+    # 13 (a learner review, 2026-11-26): a loss cut off from its gradient
+    (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg.detach()[:, :-1].reshape(-1, lg.size(-1)),
+                                                                    ids[:, 1:].reshape(-1)), "carries no gradient"),
     # 02 (a learner review, 2026-11-26): the order swapped, a random hit counted as unchanged, one window only
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * r, n * s * m, n * s * (1 - m - r)), "another order"),
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * m, n * s * r * 78 / 79, n * s * (1 - m - r) + n * s * r / 79),
@@ -731,6 +734,8 @@ def _verse_or_prose_named(speech, always_skip=False):  # 11 Ex1, the rule; alway
 
 
 RIGHT_ANSWERS_WRITTEN_OTHER_WAYS = [
+    (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-1].reshape(-1, lg.size(-1)).double(),
+                                                                    ids[:, 1:].reshape(-1))),  # float64: right too
     (checks.check_best_pair, lambda sp, wc: list(_best(sp, wc, score=True))),
     (checks.check_best_pair, lambda sp, wc: _best_first_seen(sp, wc)),
     (checks.check_encode_word, lambda w, v: tuple(_greedy(w, v, longest=True))),

@@ -40,15 +40,22 @@ def check_next_token_loss(fn) -> None:
     logits = torch.randn(2, 6, 11, generator=g)
     ids = torch.randint(0, 11, (2, 6), generator=g)
     want = F.cross_entropy(logits[:, :-1].reshape(-1, 11), ids[:, 1:].reshape(-1))
-    got = _tensor(_call(fn, logits.clone(), ids.clone(), hint=_loss_hint), "the loss")
+    logits.requires_grad_(True)  # as in training: the loss must carry a gradient back to the logits
+    got = _tensor(_call(fn, logits, ids.clone(), hint=_loss_hint), "the loss")
     if got.numel() != 1:
         raise ExerciseError(f"Return one number (the mean over every prediction), got shape {tuple(got.shape)}.")
     if not got.is_floating_point():
         raise ExerciseError(f"A loss is a float, got a tensor of {got.dtype}: the mean of the log-probabilities is not a "
                             "whole number.")
+    if got.grad_fn is None:
+        raise ExerciseError("Your loss carries no gradient (a .detach(), .item() turned back into a tensor, or "
+                            "torch.no_grad()): training calls loss.backward(), which needs the path back to the "
+                            "logits.")
+    got = got.detach().float()  # float64 is fine: compare in the logits' precision
+    logits = logits.detach()
     if torch.allclose(got, F.cross_entropy(logits.reshape(-1, 11), ids.reshape(-1))):
         raise ExerciseError("No shift: position i is scored against its own token, which (without a mask over it) "
-                            "it can read. Score logits[:, :-1] against ids[:, 1:].")
+                            "it can read. Its label is the token that comes after it.")
     flat_logits, flat_labels = logits[:, :-1].reshape(-1, 11), ids[:, 1:].reshape(-1)
     if torch.allclose(got, F.cross_entropy(flat_logits, flat_labels, reduction="sum")):
         raise ExerciseError("That is the sum over the predictions: the loss is their mean (as reduction='mean' "
