@@ -112,14 +112,24 @@ def finetune_sweep_table(result: dict) -> str:
 
 
 def mlm_vs_ltr_table(result: dict) -> str:
-    """The Markdown table docs/ and results/README.md show (a test keeps them equal): fine-tuned test accuracy
-    by pretraining steps, mean over fine-tuning seeds with each seed's in brackets."""
-    steps = list(dict.fromkeys(r["pretraining_steps"] for r in result["finetuned"]))
+    """The Markdown table docs/ and results/README.md show (a test keeps them equal): fine-tuned test accuracy by
+    pretraining steps. With one pretraining (one file): the mean over fine-tuning seeds, each seed's in brackets;
+    with several (the files read together, records tagged "pretraining seed"): the mean over the pretrainings, each
+    pretraining's own (the mean of its fine-tunings) in brackets."""
+    records = result["finetuned"]
+    steps = list(dict.fromkeys(r["pretraining_steps"] for r in records))
     lines = ["| pretrained with | " + " | ".join(f"{s:,} steps" for s in steps) + " |", "|" + "---|" * (len(steps) + 1)]
-    for objective in dict.fromkeys(r["objective"] for r in result["finetuned"]):
+    for objective in dict.fromkeys(r["objective"] for r in records):
         cells = []
         for s in steps:
-            each = [r["accuracy"] for r in result["finetuned"] if r["objective"] == objective and r["pretraining_steps"] == s]
+            mine = [r for r in records if r["objective"] == objective and r["pretraining_steps"] == s]
+            if "pretraining seed" in (mine[0] if mine else {}):
+                groups = {}
+                for r in mine:
+                    groups.setdefault(r["pretraining seed"], []).append(r["accuracy"])
+                each = [sum(g) / len(g) for _, g in sorted(groups.items())]
+            else:
+                each = [r["accuracy"] for r in mine]
             cells.append(f"{sum(each) / len(each):.1%} ({' / '.join(f'{a:.1%}' for a in each)})" if each else "—")
         lines.append(f"| {objective} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
