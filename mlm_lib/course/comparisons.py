@@ -29,9 +29,21 @@ def _kind(result: dict) -> str:
     return result.get("kind") or result.get("experiment") or ""
 
 
-def _but_seeds(settings):
+def _but(settings, key: str = "seeds"):
     """A file's settings without the seeds it ran: files that differ only there hold seeds of one experiment."""
-    return {k: v for k, v in settings.items() if k != "seeds"} if isinstance(settings, dict) else settings
+    return {k: v for k, v in settings.items() if k != key} if isinstance(settings, dict) else settings
+
+
+def _one_experiment(names, files, but: str = "seeds") -> None:
+    """Refuse files that are not one experiment: each made by the first one's command, preset and budget, with
+    its settings apart from `but` (the seeds it ran). A file from before the output rule may name no command."""
+    first = files[0]
+    for name, other in zip(names[1:], files[1:]):
+        characters = [f.get("options", {}).get("--characters") for f in (first, other) if "options" in f]
+        kinds = {_kind(f) for f in (first, other)} - {""}
+        if len(kinds) > 1 or _but(other.get("settings"), but) != _but(first.get("settings"), but) \
+                or other.get("preset") != first.get("preset") or len(set(characters)) > 1:
+            raise ValueError(f"{name} was made with other settings than {names[0]}: its runs are not comparable.")
 
 
 def load_together(*names: str) -> dict:
@@ -41,12 +53,7 @@ def load_together(*names: str) -> dict:
     `machines`. At a budget of characters or steps the machine changes only the rounding of the runs, not the work
     they did, so files of two machines add up to one experiment (the course names each one where it shows them)."""
     files = [load_json_results(name) for name in names]
-    for name, other in zip(names[1:], files[1:]):
-        first = files[0]
-        characters = [f.get("options", {}).get("--characters") for f in (first, other) if "options" in f]
-        if _kind(other) != _kind(first) or _but_seeds(other.get("settings")) != _but_seeds(first.get("settings")) \
-                or other.get("preset") != first.get("preset") or len(set(characters)) > 1:
-            raise ValueError(f"{name} was made with other settings than {names[0]}: its runs are not comparable.")
+    _one_experiment(names, files)
     together = dict(files[0])
     for key, value in files[0].items():
         if isinstance(value, list) and value and isinstance(value[0], dict):
@@ -259,9 +266,7 @@ class _PerPretraining(Comparison):
     def load(self) -> dict:
         names = (self.results,) if isinstance(self.results, str) else tuple(self.results)
         files = [load_json_results(name) for name in names]
-        for name, other in zip(names[1:], files[1:]):
-            if {**other["settings"], "seed": None} != {**files[0]["settings"], "seed": None}:
-                raise ValueError(f"{name} was made with other settings than {names[0]}: its runs are not comparable.")
+        _one_experiment(names, files, but="seed")
         tagged = [{**r, self.seed: f["settings"]["seed"]} for f in files for r in f[self.records]]
         return files[0] | {self.records: tagged}
 
