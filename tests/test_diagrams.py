@@ -262,7 +262,12 @@ def test_electra_diagram_counts_real_replacements():
     replaced = [1 if i in (1, 4) else 0 for i in range(len(tokens))]
     selected = [i in (1, 4, 7) for i in range(len(tokens))]
     drawn = words(D.electra_diagram(tokens, shown, sampled, selected, replaced, torch.rand(len(tokens))))
-    assert "3 of 12 positions sampled; 2 really replaced" in drawn and "1 sampled back to the original" in drawn
+    assert "12 positions: 3 sampled, 2 really replaced" in drawn and "1 sampled back to the original" in drawn
+    # a window longer than the picture: the title says which part it counts, not "3 of 24" for a window of 30
+    long = tokens + list(" to be or not to be")
+    drawn = words(D.electra_diagram(long, shown + long[12:], sampled + long[12:], selected + [False] * 19,
+                                    replaced + [0] * 19, torch.rand(len(long)), shown=24))
+    assert "the first 24 of the window's 31 positions: 3 sampled" in drawn
 
 
 def test_modern_pictures_follow_the_configuration():

@@ -9,7 +9,7 @@ import mlm_lib
 from mlm_lib.course.release import stderr_of
 from notebook_params import NOTEBOOKS
 
-SETUP_LINE = re.compile(r"Python [\d.]+ \| torch \S+ \| matplotlib \S+ \| mlm_lib (\S+) \| \d+ CPU threads")
+SETUP_LINE = re.compile(r"Python [\d.]+ \| torch \S+ \| matplotlib \S+ \| mlm_lib (\S+) \| \d+ CPU threads?")
 WARNINGS = re.compile(r"\b\w*Warning\b: ")
 
 

@@ -452,6 +452,10 @@ WRONG_ANSWERS = [
     (checks.check_gumbel_max, lambda lg, u: (lg.softmax(-1) - torch.log(-torch.log(u))).argmax(-1), "probabilities"),
     (checks.check_gumbel_max, lambda lg, u: torch.multinomial(lg.softmax(-1), 1).squeeze(-1), "its own randomness"),
     (checks.check_gumbel_max, lambda lg, u: (lg + torch.log(u)).argmax(-1), "exponential"),
+    (checks.check_rtd_loss, lambda lg, r, m: F_.binary_cross_entropy(lg[m.bool()], r[m.bool()].float()),
+     "reads probabilities"),
+    (checks.check_rtd_loss, lambda lg, r, m: (-(r * torch.log(torch.sigmoid(lg)) + (1 - r) * torch.log(
+        1 - torch.sigmoid(lg))) * m).sum() / m.sum(), "confident logits"),
     (checks.check_rtd_loss, lambda lg, r, m: (F_.binary_cross_entropy(lg.clamp(1e-6, 1 - 1e-6), r.float(),
                                                                        reduction="none") * m).sum() / m.sum(), "logits"),
     (checks.check_rtd_loss, lambda lg, r, m: ((F_.binary_cross_entropy_with_logits(lg, r.float(), reduction="none") * m)
@@ -541,7 +545,8 @@ WRONG_ANSWERS = [
     (checks.check_mean_pool, lambda h, m: (h * (1 - m)[..., None]).sum(1) / (1 - m).sum(1, keepdim=True), "NaN"),
     (checks.check_hf_name, lambda n: re.sub(r"LayerNorm\.weight$", "LayerNorm.gamma", re.sub(
         r"LayerNorm\.bias$", "LayerNorm.beta", _hf_name(n))), "module is right"),
-    (checks.check_hf_name, lambda n: _hf_name(n).replace("LayerNorm", "layernorm"), "case-sensitive"),
+    (checks.check_hf_name, lambda n: _hf_name(n).replace("LayerNorm", "layernorm"), "spelled another way"),
+    (checks.check_hf_name, lambda n: _hf_name(n).replace("LayerNorm", "layer_norm"), "spelled another way"),
     (checks.check_with_mask, lambda t, p, m: t[:p - 1] + m + t[p:], "character before it"),
     (checks.check_with_mask, lambda t, p, m: list(t[:p]) + [m] + list(t[p + 1:]), "one string"),
     (checks.check_next_token_loss, lambda lg, ids: F_.nll_loss(lg[:, :-1].softmax(-1).reshape(-1, lg.size(-1)),
@@ -887,6 +892,11 @@ LEARNER_51 = [
                                 " return -sum(n/V * math.log(n/V) for n in counts.values())", "not by the number of distinct"),
     (checks.check_unigram_loss, "import math\ndef f(counts):\n total = sum(counts.values())\n"
                                 " return -sum(math.log(n/total) for n in counts.values())", "unweighted"),
+    (checks.check_unigram_loss, "import math\ndef f(counts):\n total = sum(counts.values())\n"
+                                " return -sum(n * math.log(n/total) for n in counts.values())", "weighted by its count"),
+    (checks.check_unigram_loss, "import math\ndef f(counts):\n total = sum(counts.values())\n"
+                                " for k in counts:\n  counts[k] = counts[k] / total\n"
+                                " return -sum(q * math.log(q) for q in counts.values())", "changed the counts"),
     (checks.check_unigram_loss, "import math\ndef f(counts):\n total = sum(counts.values())\n"
                                 " return -sum(n/total * math.log10(n/total) for n in counts.values())", "base 10"),
     (checks.check_unigram_loss, "import math\ndef f(counts):\n total = sum(counts.values())\n"

@@ -185,7 +185,8 @@ def tokens_to_windows(text: str, tokenizer, windows, training_text: str | None =
     x0, top = 1.9, 2.55 + 0.32 * batch
     ax.text(0.2, top + 0.1, f"text: {len(text):,} characters" if len(text) > shown else "text", fontsize=10,
             fontweight="bold")
-    _cells(ax, x0, top - 0.45, [_show_char(c) for c in chars], label="characters", w=0.42, colours=[INPUT] * len(chars))
+    _cells(ax, x0, top - 0.45, [_show_char(c) for c in chars], label="characters", w=0.42, size=12,
+           colours=[INPUT] * len(chars))
     _cells(ax, x0, top - 1.2, [str(i) for i in ids], label=f"ids ({tokenizer.vocab_size} in the\nvocabulary)", w=0.42,
            size=8.5, colours=[HEAD] * len(ids))
     for i in range(len(chars)):
@@ -209,7 +210,7 @@ def tokens_to_windows(text: str, tokenizer, windows, training_text: str | None =
             where = ""
         snippet = piece[:60].replace("\n", "⏎")
         ax.text(x0 + 0.1, y + 0.1, f"window {row}: “{snippet}{'…' if len(piece) > 60 else ''}”  {where}",
-                fontsize=8.5, family="monospace", color=f"C{row % 10}", **fonts_for(snippet))
+                fontsize=9, family="monospace", color=f"C{row % 10}", **fonts_for(snippet))
     ax.text(x0, bar_y - 0.4 - 0.32 * batch, f"a batch: {batch} windows × {length} ids = tensor {_shape(windows.shape)}",
             fontsize=9.5, fontweight="bold")
     return fig
@@ -943,7 +944,7 @@ def electra_diagram(tokens, shown_to_generator, sampled, selected, replaced, sco
     """ELECTRA on one real window: the original tokens, what the generator is shown ([MASK] at most selected
     positions), its samples at every selected position, the discriminator's input (the samples written in) with
     the positions really replaced in red, and the discriminator's probability of "replaced" at every position."""
-    n = min(shown, len(tokens))
+    n, total = min(shown, len(tokens)), len(tokens)
     tokens, shown_to_generator, sampled = ([_token(str(t)) for t in x][:n] for x in (tokens, shown_to_generator, sampled))
     selected = [bool(s) for s in selected][:n]
     replaced = [bool(r) for r in replaced][:n]
@@ -966,7 +967,8 @@ def electra_diagram(tokens, shown_to_generator, sampled, selected, replaced, sco
     ax.text(x0 - 0.12, 0.5, "(dashed: 0.5)", ha="right", va="center", fontsize=8, color="#555555")
     k = sum(selected)
     same = sum(1 for s, r in zip(selected, replaced) if s and not r)
-    ax.text(0.15, 4.15, f"{k} of {n} positions sampled; {k - same} really replaced (red), {same} sampled back to the "
+    where = f"the first {n} of the window's {total} positions" if total > n else f"{n} positions"
+    ax.text(0.15, 4.15, f"{where}: {k} sampled, {k - same} really replaced (red), {same} sampled back to the "
             "original (labelled original)", fontsize=10, fontweight="bold")
     ax.text(0.15, 0.12, "the discriminator is scored at every position; the generator only at the selected ones",
             fontsize=8.5, color="#555555")

@@ -84,7 +84,7 @@ def setup_notebook(seed: int = 0, *, threads: int | None = None, dpi: int = 80, 
     torch.manual_seed(seed)
     plt.rcParams["figure.dpi"] = dpi
     print(f"Python {platform.python_version()} | torch {torch.__version__} | matplotlib {matplotlib.__version__} "
-          f"| mlm_lib {mlm_lib.__version__} | {torch.get_num_threads()} CPU threads ({cpus} usable)")
+          f"| mlm_lib {mlm_lib.__version__} | {torch.get_num_threads()} CPU thread{'s' * (torch.get_num_threads() != 1)} ({cpus} usable)")
     if where is not None:
         print(f"models train and evaluate on: {describe(where)}")
     load = busy_cpus()

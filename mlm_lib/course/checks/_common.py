@@ -109,9 +109,9 @@ def _ok(message: str) -> None:
     fn, _graded[0] = _graded[0], None
     print("✓ Correct. " + message)
     if fn is not None and _is_course_solution(fn):
-        print(f"  (This graded the course's solution, {getattr(fn, '__name__', 'the function')}, from the folded "
-              "cell above. To grade yours, define a function of that name in a new cell right above this check, "
-              "run it, then this check again.)")
+        print(f"  (This graded {getattr(fn, '__name__', 'the function')} from the folded solution cell above: the "
+              "course's answer, unless you typed yours into that cell. To grade yours, define a function of that "
+              "name in a new cell right above this check, run it, then this check again.)")
 
 
 def _none_message(what: str) -> str:

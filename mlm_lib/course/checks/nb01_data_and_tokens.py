@@ -32,6 +32,9 @@ def _unigram_slips(counts: dict) -> list[tuple[float, str]]:
         (-sum(q * math.log((n + 1) / smoothed) for q, n in zip(p.values(), counts.values())),
          "That adds one to every count, as section 6's cell does for held-out text. Here the text is scored with "
          "its own counts, so no character can have probability 0: use the counts as they are."),
+        (-sum(n * math.log(q) for q, n in zip(p.values(), counts.values())),
+         "Each -ln p is weighted by its count there, which adds it up once per character of the text: weight it by "
+         "its probability, count / total (or divide that sum by the total), for the average over the text."),
         (-sum(n / V * math.log(n / V) for n in counts.values()),
          "Each probability is a count divided by the total number of characters (the sum of the counts), not by "
          "the number of distinct characters."),
@@ -43,7 +46,12 @@ def check_unigram_loss(fn) -> None:
     for counts in ({"a": 3, "b": 1}, {"x": 5, "y": 3, "z": 2, " ": 10}, {"e": 7}):
         total = sum(counts.values())
         expected = -sum(n / total * math.log(n / total) for n in counts.values())
-        got = _call(fn, dict(counts))
+        given = dict(counts)
+        got = _call(fn, given)
+        if given != counts:
+            raise ExerciseError(f"Your function changed the counts it was given (it turned {counts} into {given}): "
+                                "the caller's counts are theirs, and later cells read them again. Compute the "
+                                "probabilities into a new dict or a new variable instead.")
         if got is None:
             raise ExerciseError(_none_message("the loss"))
         try:

@@ -57,6 +57,9 @@ def check_gumbel_max(fn) -> None:
 
 
 def _rtd_hint(err):
+    if "between 0 and 1" in str(err):
+        return ("F.binary_cross_entropy reads probabilities, and these are logits (any real number): use the "
+                "version that takes logits.")
     if "can't be cast" in str(err) or "Long" in str(err) and "Float" in str(err):
         return ("the targets of binary cross-entropy are probabilities, so floats: turn the 0/1 `replaced` into "
                 "floats (.float()) before the loss.")
@@ -78,6 +81,17 @@ def check_rtd_loss(fn) -> None:
         raise ExerciseError(f"Return one number, the mean, not a tensor of shape {tuple(got.shape)}.")
     got = got.float().reshape(())
     if math.isclose(got.item(), expected.item(), rel_tol=1e-5, abs_tol=1e-6):
+        # a discriminator that is sure of itself: logits far from 0, right and wrong
+        sure = torch.tensor([[40.0, -40.0, 3.0, -25.0, 90.0]])
+        truth = torch.tensor([[0, 1, 1, 0, 1]])
+        want = F.binary_cross_entropy_with_logits(sure, truth.float())
+        said = _tensor(_call(fn, sure, truth, torch.ones_like(truth), hint=_rtd_hint), "the loss").float().reshape(-1)
+        if said.numel() != 1 or not math.isclose(said[0].item(), want.item(), rel_tol=1e-4):
+            raise ExerciseError(f"Right on the check's first batch, but with confident logits (40, -40, 90) your loss "
+                                f"is {said[0].item() if said.numel() else said} where it should be {want.item():.2f}: "
+                                "once the sigmoid rounds to exactly 0 or 1 in float32, log(sigmoid(x)) is log(0). "
+                                "Compute the loss from the logits themselves (the version of binary cross-entropy "
+                                "that takes logits, or F.logsigmoid), which stays finite.")
         _ok("Every real position counts, replaced or not: that is where ELECTRA's extra signal comes from.")
         return
     if math.isclose(got.item(), losses.mean().item(), rel_tol=1e-5):
