@@ -296,6 +296,25 @@ def test_prediction_widget_never_gets_stuck_and_has_top_k(tokenizer, monkeypatch
     box.value = text                               # and back: it recovers
     assert len(errors) == 1
     assert "interactive widget" in widget._repr_mimebundle_()["text/plain"]
+    # it starts where the notebook's parameters (and its static picture) start
+    started = prediction_widget(model, tokenizer, text, seed=4, select_prob=0.3, k=7)
+    assert started.children[1].children[0].value == 0.3 and started.children[1].children[1].value == 4
+    assert started.children[3].value == 7
+
+
+def test_the_top_k_chart_colours_the_original():
+    """Notebook 06's colours in the explorer's chart too: green is the original, grey the other candidates, and the
+    title says when the original is not among them."""
+    from matplotlib.colors import to_hex
+
+    from mlm_lib.course.viz import plot_topk
+
+    fig = plot_topk([("a", 0.5), ("b", 0.3), ("c", 0.2)], title="blank 0", original="b")
+    bars = {t.get_text(): to_hex(p.get_facecolor()) for t, p in zip(fig.axes[0].get_yticklabels(), fig.axes[0].patches)}
+    assert bars == {"'c'": "#bbbbbb", "'b'": "#2a9d8f", "'a'": "#bbbbbb"} and "(green)" in fig.axes[0].get_title()
+    fig = plot_topk([("a", 0.5), ("b", 0.3)], title="blank 1", original="z")
+    assert {to_hex(p.get_facecolor()) for p in fig.axes[0].patches} == {"#bbbbbb"}
+    assert "(not among these)" in fig.axes[0].get_title()
 
 
 def test_masking_widget_keeps_mask_and_random_within_one(small_tokenizer):
@@ -452,6 +471,12 @@ WRONG_ANSWERS = [
     (checks.check_gumbel_max, lambda lg, u: (lg.softmax(-1) - torch.log(-torch.log(u))).argmax(-1), "probabilities"),
     (checks.check_gumbel_max, lambda lg, u: torch.multinomial(lg.softmax(-1), 1).squeeze(-1), "its own randomness"),
     (checks.check_gumbel_max, lambda lg, u: (lg + torch.log(u)).argmax(-1), "exponential"),
+    (checks.check_mask_positions, lambda ids, pos, m: torch.where(
+        torch.isin(torch.arange(len(ids)), torch.tensor(pos, dtype=torch.long)), 4, ids), "still wrote 4"),
+    (checks.check_masked_loss, lambda lg, lb: torch.tensor(F_.cross_entropy(lg[lb != -100], lb[lb != -100]).item()),
+     "carries no gradient"),
+    (checks.check_rtd_loss, lambda lg, r, m: torch.tensor(((F_.binary_cross_entropy_with_logits(
+        lg, r.float(), reduction="none") * m).sum() / m.sum()).item()), "carries no gradient"),
     (checks.check_rtd_loss, lambda lg, r, m: F_.binary_cross_entropy(lg[m.bool()], r[m.bool()].float()),
      "reads probabilities"),
     (checks.check_rtd_loss, lambda lg, r, m: (-(r * torch.log(torch.sigmoid(lg)) + (1 - r) * torch.log(
@@ -1219,7 +1244,7 @@ def test_a_pass_for_the_course_solution_says_whose_answer_it_graded(tmp_path, ca
     answers = importlib.import_module("answers")
     checks.check_expected_counts(answers.expected_counts)
     out = capsys.readouterr().out
-    assert out.startswith("✓ Correct.") and "graded the course's solution, expected_counts" in out
+    assert out.startswith("✓ Correct.") and "graded expected_counts from the folded solution cell" in out
     checks.check_expected_counts(answers.mine)
     out = capsys.readouterr().out
     assert out.startswith("✓ Correct.") and "course's solution" not in out

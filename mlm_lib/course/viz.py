@@ -171,13 +171,18 @@ def plot_history(history: dict, baselines: dict[str, float] | None = None, x: st
     return fig
 
 
-def plot_topk(candidates: list[tuple[str, float]], title: str = "", ax=None):
-    """Horizontal bars: the top-k candidate tokens and their probabilities."""
+def plot_topk(candidates: list[tuple[str, float]], title: str = "", ax=None, original: str | None = None):
+    """Horizontal bars: the top-k candidate tokens and their probabilities; with `original`, the original token's
+    bar green and the others grey (as notebook 06's picture of blanks in context), and the title says when the
+    original is not among them."""
     if ax is None:  # fixed margins rather than tight_layout, which would double the drawing time
         fig, ax = plt.subplots(figsize=(4, 0.35 * len(candidates) + 0.8), dpi=DPI)
         fig.subplots_adjust(left=0.2, right=0.95, bottom=0.5 / (0.35 * len(candidates) + 0.8) + 0.1, top=0.85)
     names = [repr(_show_char(t)) for t, _ in candidates][::-1]
-    ax.barh(names, [p for _, p in candidates][::-1], color="#2a9d8f")
+    colours = ["#2a9d8f" if original is None or t == original else "#bbbbbb" for t, _ in candidates][::-1]
+    ax.barh(names, [p for _, p in candidates][::-1], color=colours)
+    if original is not None:
+        title += " (green)" if any(t == original for t, _ in candidates) else " (not among these)"
     if fonts := fonts_for(names):
         ax.set_yticks(range(len(names)), names, **fonts)
     ax.set_xlim(0, 1)

@@ -295,25 +295,27 @@ def prediction_view(model, tokenizer, text: str, positions=None, *, select_prob:
     html_text += attention_html(context, attention, p.position - start,
                                 title=f"where blank {focus} (framed) looked: last layer, mean over heads; "
                                       "darker = more attention (hover for the share)")
-    fig = plot_topk(p.candidates, title=f"blank {focus}: was {p.original!r}")
+    fig = plot_topk(p.candidates, title=f"blank {focus}: was {p.original!r}", original=p.original)
     return html_text, fig, predictions
 
 
-def prediction_widget(model, tokenizer, text: str, seed: int = 0):
+def prediction_widget(model, tokenizer, text: str, seed: int = 0, *, select_prob: float = BERT_MASKING.select_prob,
+                      k: int = 5):
     """The masked-prediction explorer: type text, mask at random (select_prob, seed) or at chosen positions,
-    pick a blank, and see the guesses, the top-k bar chart and the blank's attention. A WordPiece model
-    gets its own explorer: pieces word by word, whole words masked or not (notebook 09)."""
+    pick a blank, and see the guesses, the top-k bar chart and the blank's attention; it starts from `seed`,
+    `select_prob` and `k`, as the static picture drawn with the same values. A WordPiece model gets its own
+    explorer: pieces word by word, whole words masked or not (notebook 09)."""
     if isinstance(tokenizer, WordPieceTokenizer):
         return _wordpiece_prediction_widget(model, tokenizer, text, seed)
     import ipywidgets as w
     from IPython.display import HTML, Image, display
 
     box = w.Textarea(value=text, layout=w.Layout(width="100%", height="70px"), description="text")
-    select = w.FloatSlider(value=BERT_MASKING.select_prob, min=0.05, max=0.5, step=0.05, description="select_prob")
-    seed_box = w.IntSlider(value=seed, min=0, max=50, description="seed")
+    select = w.FloatSlider(value=select_prob, min=0.05, max=0.5, step=0.05, description="select_prob")
+    seed_box = w.IntSlider(value=seed, min=0, max=max(50, seed), description="seed")
     chosen = w.Text(value="", placeholder="e.g. 3, 10, 11 (empty: at random)", description="positions")
     focus = w.IntSlider(value=0, min=0, max=0, description="blank")
-    top_k = w.IntSlider(value=5, min=1, max=10, description="top k")
+    top_k = w.IntSlider(value=k, min=1, max=max(10, k), description="top k")
     out = w.Output()
     guard = _Once()
 
@@ -392,7 +394,7 @@ def wordpiece_prediction_view(model, tokenizer, text: str, *, select_prob: float
                                   f"({right / len(positions):.0%}); the model's first guess is under each blank",
                             guesses={p.position: (p.candidates[0][0], p.correct) for p in predictions})
     p = predictions[focus]
-    fig = plot_topk(p.candidates, title=f"blank {focus}: was {p.original!r}")
+    fig = plot_topk(p.candidates, title=f"blank {focus}: was {p.original!r}", original=p.original)
     return html_text, fig, predictions
 
 

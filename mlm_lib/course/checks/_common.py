@@ -114,6 +114,20 @@ def _ok(message: str) -> None:
               "name in a new cell right above this check, run it, then this check again.)")
 
 
+def _carries_gradient(loss: torch.Tensor) -> None:
+    """A loss that training can use: `loss.backward()` needs the path back to the logits the check gave (with
+    requires_grad). A value copied out (.item(), .detach(), torch.no_grad()) and wrapped again has none."""
+    if loss.grad_fn is None:
+        raise ExerciseError("Your loss carries no gradient (a .detach(), .item() turned back into a tensor, or "
+                            "torch.no_grad()): training calls loss.backward(), which needs the path back to the "
+                            "logits.")
+
+
+IN_PLACE_ON_LOGITS = ("your function writes into the logits it was given, in place: they are the model's output, "
+                      "which the caller (and backward) still need as they were. Select the positions with a mask or "
+                      "index instead of assigning into the tensor.")
+
+
 def _none_message(what: str) -> str:
     return (f"Your function returned None, so nothing came back: printing shows a value, only `return` hands "
             f"{what} back to the caller.")

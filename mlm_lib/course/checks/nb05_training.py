@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from ...training import lr_factor
-from ._common import ExerciseError, _call, _none_message, _ok, _tensor
+from ._common import IN_PLACE_ON_LOGITS, ExerciseError, _call, _carries_gradient, _none_message, _ok, _tensor
 
 
 def _loss_hint(err):
@@ -18,6 +18,8 @@ def _loss_hint(err):
                 "that form first.")
     if "out of bounds" in text or "Target -100" in text:
         return "a label of -100 is not a class: keep only the positions whose label is not -100."
+    if "in-place operation" in text:
+        return IN_PLACE_ON_LOGITS
     return None
 
 
@@ -25,14 +27,17 @@ def _masked_loss_case(fn, logits, labels) -> None:
     V = logits.size(-1)
     expected = F.cross_entropy(logits[labels != -100], labels[labels != -100])
     given = labels.clone()
-    got = _tensor(_call(fn, logits, given, hint=_loss_hint), "the loss")
+    with_grad = logits.clone().requires_grad_(True)  # as in training: the loss must carry a gradient back
+    got = _tensor(_call(fn, with_grad, given, hint=_loss_hint), "the loss")
     if not torch.equal(given, labels):
         raise ExerciseError("Your function changed labels in place (a -100 became another number, or a label "
                             "changed): the caller's labels are then lost, and the next cell that reads them gets "
                             "wrong numbers. Select with a mask, or work on labels.clone().")
     if got.numel() != 1:
         raise ExerciseError(f"Return one number (a 0-d tensor), not shape {tuple(got.shape)}: take the mean.")
-    got = got.float().reshape(())
+    if got.is_floating_point():
+        _carries_gradient(got)
+    got = got.detach().float().reshape(())
     if torch.allclose(got, expected, atol=1e-5):
         return
     if torch.isnan(got):

@@ -59,7 +59,8 @@ def check_top_k(fn) -> None:
 def check_mask_positions(fn) -> None:
     """fn(ids (L,), positions, mask_id) -> a copy of ids with [MASK] at positions (the input left alone)."""
     ids = torch.tensor([7, 8, 9, 10, 11, 12])
-    for positions in ([1, 4], [0], [5], [3, 0, 5], []):  # the first, the last, out of order, none at all
+    # the first, the last, out of order, none at all; then another mask id than the course tokenizer's 4
+    for positions, mask_id in (([1, 4], 4), ([0], 4), ([5], 4), ([3, 0, 5], 4), ([], 4), ([2], 13)):
 
         def hint(err, positions=positions):
             if not positions:
@@ -69,12 +70,14 @@ def check_mask_positions(fn) -> None:
 
         original = ids.clone()
         expected = ids.clone()
-        expected[positions] = 4
-        got = _tensor(_call(fn, ids, list(positions), 4, hint=hint), "the masked ids")
+        expected[positions] = mask_id
+        got = _tensor(_call(fn, ids, list(positions), mask_id, hint=hint), "the masked ids")
         if not torch.equal(ids, original):
             ids.copy_(original)
             raise ExerciseError("Your function overwrote its input: the original characters are lost. Write into a "
-                                "copy of the ids, and leave ids itself as it was.")
+                                "copy of the ids, and leave ids itself as it was. (Unlike a list's, a tensor's "
+                                "slice ids[:], ids.detach() and copy.copy(ids) share its memory: writing into them "
+                                "writes into ids. ids.clone() is a copy.)")
         if got.dtype != ids.dtype:
             raise ExerciseError(f"Return ids of the ids' own type ({ids.dtype}), not {got.dtype}: the model looks "
                                 "each id up in a table and the tokenizer decodes it, and both need whole numbers.")
@@ -83,5 +86,9 @@ def check_mask_positions(fn) -> None:
         if not positions:
             raise ExerciseError(f"With no positions at all (an empty list) expected the ids unchanged, "
                                 f"{expected.tolist()}, got {got.tolist()}.")
-        raise ExerciseError(f"For positions {positions} expected {expected.tolist()}, got {got.tolist()}.")
+        if mask_id != 4 and torch.equal(got, torch.where(expected == mask_id, 4, expected)):
+            raise ExerciseError(f"With mask_id={mask_id} your function still wrote 4, the course tokenizer's [MASK]: "
+                                "use the mask_id it is given, not the notebook's tokenizer.")
+        raise ExerciseError(f"For positions {positions} (mask_id {mask_id}) expected {expected.tolist()}, got "
+                            f"{got.tolist()}.")
     _ok("The original stays intact, so predictions can be compared with it.")

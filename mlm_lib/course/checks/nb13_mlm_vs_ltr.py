@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ._common import ExerciseError, _call, _ok, _tensor
+from ._common import ExerciseError, _call, _carries_gradient, _ok, _tensor
 
 
 def check_next_token_pair(fn) -> None:
@@ -47,10 +47,7 @@ def check_next_token_loss(fn) -> None:
     if not got.is_floating_point():
         raise ExerciseError(f"A loss is a float, got a tensor of {got.dtype}: the mean of the log-probabilities is not a "
                             "whole number.")
-    if got.grad_fn is None:
-        raise ExerciseError("Your loss carries no gradient (a .detach(), .item() turned back into a tensor, or "
-                            "torch.no_grad()): training calls loss.backward(), which needs the path back to the "
-                            "logits.")
+    _carries_gradient(got)
     got = got.detach().float()  # float64 is fine: compare in the logits' precision
     logits = logits.detach()
     if torch.allclose(got, F.cross_entropy(logits.reshape(-1, 11), ids.reshape(-1))):

@@ -6,7 +6,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from ._common import ExerciseError, _call, _ok, _tensor
+from ._common import IN_PLACE_ON_LOGITS, ExerciseError, _call, _carries_gradient, _ok, _tensor
 
 
 def check_gumbel_max(fn) -> None:
@@ -57,6 +57,8 @@ def check_gumbel_max(fn) -> None:
 
 
 def _rtd_hint(err):
+    if "in-place operation" in str(err):
+        return IN_PLACE_ON_LOGITS
     if "between 0 and 1" in str(err):
         return ("F.binary_cross_entropy reads probabilities, and these are logits (any real number): use the "
                 "version that takes logits.")
@@ -76,10 +78,12 @@ def check_rtd_loss(fn) -> None:
     mask[2, 5:] = 0
     losses = F.binary_cross_entropy_with_logits(logits, replaced.float(), reduction="none")
     expected = (losses * mask).sum() / mask.sum()
-    got = _tensor(_call(fn, logits, replaced, mask, hint=_rtd_hint), "the loss")
+    got = _tensor(_call(fn, logits.clone().requires_grad_(True), replaced, mask, hint=_rtd_hint), "the loss")
     if got.numel() != 1:
         raise ExerciseError(f"Return one number, the mean, not a tensor of shape {tuple(got.shape)}.")
-    got = got.float().reshape(())
+    if got.is_floating_point():
+        _carries_gradient(got)
+    got = got.detach().float().reshape(())
     if math.isclose(got.item(), expected.item(), rel_tol=1e-5, abs_tol=1e-6):
         # a discriminator that is sure of itself: logits far from 0, right and wrong
         sure = torch.tensor([[40.0, -40.0, 3.0, -25.0, 90.0]])
