@@ -1045,6 +1045,15 @@ LEARNER_51 = [
     (checks.check_embed, "def f(embeddings, ids, token_type_ids):\n"
                          " return embeddings.norm(embeddings.word(ids) + embeddings.position(ids) + embeddings.token_type(token_type_ids))",
      "embeddings.position was looked up"),
+    (checks.check_embed, "import torch\ndef f(embeddings, ids, token_type_ids):\n"
+                         " x = embeddings.word(ids) + embeddings.position.weight + embeddings.token_type(token_type_ids)\n"
+                         " return embeddings.norm(x)", "not the whole table"),
+    (checks.check_embed, "import torch, torch.nn.functional as F\ndef f(embeddings, ids, token_type_ids):\n"
+                         " x = embeddings.word(ids) + embeddings.position(torch.arange(ids.size(1)))"
+                         " + embeddings.token_type(token_type_ids)\n return F.layer_norm(x, x.shape[-1:], eps=1e-12)",
+     "learned scale and shift"),
+    (checks.check_embed, "import torch\nglobal_word = torch.nn.Embedding(30, 64)\n"
+                         "def f(embeddings, ids, token_type_ids):\n return global_word(ids)", "not tables defined elsewhere"),
     (checks.check_embed, "def f(embeddings, ids, token_type_ids):\n return embeddings.word(ids)", "Right shape, \\(2, 10, 16\\)"),
     (checks.check_embed, "def f(embeddings, ids, token_type_ids):\n return embeddings(ids, token_type_ids)",
      "called the module itself"),

@@ -364,7 +364,7 @@ def encoder_diagram(config):
                 fontweight="bold", va="center")
         ffn = (f"feed-forward: {d} → {c.d_ff} → {d}" if c.ffn == "gelu" else
                f"GeGLU: {d} → 2 × {c.d_ff}, gated → {d}")
-        attn = f"multi-head attention: {c.n_heads} heads of {d // c.n_heads}"
+        attn = f"multi-head attention: {c.n_heads} heads, {d // c.n_heads} wide each"
         if c.position == "rope":
             attn += ", RoPE on Q and K"
         if c.global_every > 1:
@@ -374,7 +374,8 @@ def encoder_diagram(config):
             parts = [(first, QUIET), (attn, LAYER), ("+ (residual)", "white"), ("LayerNorm", QUIET),
                      (ffn, LAYER), ("+ (residual)", "white")]
         else:
-            parts = [(attn, LAYER), ("add & LayerNorm", QUIET), (ffn, LAYER), ("add & LayerNorm", QUIET)]
+            parts = [(attn, LAYER), ("+ (residual), then LayerNorm", QUIET), (ffn, LAYER),
+                     ("+ (residual), then LayerNorm", QUIET)]
         step = (lh - 0.35) / len(parts)
         for i, (text, colour) in enumerate(parts):
             y = ly + 0.15 + i * step

@@ -117,8 +117,9 @@ def _embed_hint(err):
         return ("the norm met vectors of another width than d_model: the three embeddings are added, not "
                 "concatenated, so each token keeps one d_model-wide vector.")
     if "must match the size" in str(err):
-        return ("ids is (batch, length): a token's position is its place along the second axis; len(ids) is the "
-                "number of windows in the batch.")
+        return ("the sizes of the three looked-up parts must agree, one row per token. ids is (batch, length): a "
+                "token's position is its place along the second axis (len(ids) is the number of windows), and only "
+                "the position table's rows 0 to length - 1 are looked up, not the whole table of max_len rows.")
     return None
 
 
@@ -182,6 +183,11 @@ def _embed_case(fn, emb, ids, types) -> None:
          "You normalised each table on its own: BERT adds the three vectors first and normalises their sum once."),
         (emb.norm(emb.word(ids) + emb.position(positions + 1) + emb.token_type(types)),
          "Positions start at 0: the first token reads row 0 of the position table."),
+        (torch.nn.functional.layer_norm(emb.word(ids) + emb.position(positions) + emb.token_type(types),
+                                        emb.norm.normalized_shape, eps=emb.norm.eps),
+         "Normalised, but without the module's own LayerNorm: embeddings.norm has a learned scale and shift (its "
+         "weight and bias) that a fresh layer_norm, or a hand-written (x - mean) / std, leaves out. Use "
+         "embeddings.norm."),
         (emb.norm(emb.word(ids) + emb.position(torch.arange(ids.size(0)))[:, None] + emb.token_type(types)),
          "Each window got one position vector for all its tokens, the window's place in the batch: a token's "
          "position is its place in its window, 0 to length-1 along the second axis of ids."),
@@ -196,6 +202,11 @@ def _embed_case(fn, emb, ids, types) -> None:
         raise ExerciseError(f"Right shape, {tuple(got.shape)} (batch, length, d_model), but other values: each "
                             "token's vector is the sum of its word's, its position's and its segment's rows, "
                             "normalised once.")
+    if got.shape[:-1] == expected.shape[:-1]:
+        raise ExerciseError(f"Expected shape {tuple(expected.shape)} (batch, length, d_model), got {tuple(got.shape)}: "
+                            f"each token's vector is as wide as the tables of the module you are given "
+                            f"({expected.shape[-1]} here). Use its parts, embeddings.word, .position, .token_type "
+                            "and .norm, not tables defined elsewhere in the notebook.")
     raise ExerciseError(f"Expected shape {tuple(expected.shape)} (batch, length, d_model), got {tuple(got.shape)}: "
                         "each token gets one vector of d_model numbers.")
 
