@@ -395,7 +395,7 @@ WRONG_ANSWERS = [
      lambda q, k, keep: (q @ k.transpose(-2, -1) / 4).masked_fill(~keep, float("-inf")).softmax(-1), "broadcasting"),
     (checks.check_attention_weights,
      lambda q, k, keep: (q @ k.transpose(-2, -1) / 4).masked_fill(~keep.unsqueeze(-1), float("-inf")).softmax(-1),
-     "axis of size 1 for the queries"),
+     "size-1 axis stand for it to stretch over the n queries"),
     (checks.check_lr_at, lambda s, w, t, b: (s + 1) / w if s < w else max(0.0, (t - s) / (t - w)), "multiply it by"),
     (checks.check_top_k, lambda lg, toks, k: [(i, v) for v, i in zip(*lg.softmax(-1).topk(k))], "You returned ids"),
     (checks.check_masked_loss, lambda lg, lb: F_.cross_entropy(lg[lb != 0], lb[lb != 0]), "A label of 0"),
@@ -473,6 +473,10 @@ WRONG_ANSWERS = [
     (checks.check_gumbel_max, lambda lg, u: (lg + torch.log(u)).argmax(-1), "exponential"),
     (checks.check_mask_positions, lambda ids, pos, m: torch.where(
         torch.isin(torch.arange(len(ids)), torch.tensor(pos, dtype=torch.long)), 4, ids), "still wrote 4"),
+    (checks.check_attention_weights, lambda q, k, keep: torch.nan_to_num(
+        (q @ k.transpose(1, 2) / 4).masked_fill(keep[:, None, :], float("-inf")).softmax(-1)), "^Inverted"),
+    (checks.check_causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).tril() if n else torch.zeros(0, dtype=torch.bool),
+     "For length 0"),
     (checks.check_masked_loss, lambda lg, lb: torch.tensor(F_.cross_entropy(lg[lb != -100], lb[lb != -100]).item()),
      "carries no gradient"),
     (checks.check_rtd_loss, lambda lg, r, m: torch.tensor(((F_.binary_cross_entropy_with_logits(
@@ -764,6 +768,8 @@ def _verse_or_prose_named(speech, always_skip=False):  # 11 Ex1, the rule; alway
 
 
 RIGHT_ANSWERS_WRITTEN_OTHER_WAYS = [
+    (checks.check_attention_weights, lambda q, k, keep: (q.double() @ k.double().transpose(1, 2) / 4).masked_fill(
+        ~keep[:, None, :], float("-inf")).softmax(-1)),  # float64: right too (it crashed the check)
     (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-1].reshape(-1, lg.size(-1)).double(),
                                                                     ids[:, 1:].reshape(-1))),  # float64: right too
     (checks.check_best_pair, lambda sp, wc: list(_best(sp, wc, score=True))),

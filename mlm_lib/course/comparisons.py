@@ -79,9 +79,21 @@ TOGETHER: dict[str, tuple[str, ...]] = {
 }
 
 
+# the command whose `summary(runs)` (means over seeds) a file of several seeds is summarised with again
+_SUMMARISED_BY = {"finetune_curve": "finetune", "roberta_nsp": "roberta", "roberta_masking": "roberta",
+                  "roberta_rate": "roberta", "sentence_head": "sentence_head", "whole_word": "whole_word"}
+
+
 def shipped(name: str) -> dict:
-    """A shipped experiment with all its seeds: `load_together` over the files `TOGETHER` names for it."""
-    return load_together(*TOGETHER.get(name, (name,)))
+    """A shipped experiment with all its seeds: `load_together` over the files `TOGETHER` names for it, its
+    `summary` (each file's holds that file's seeds) computed again over them all."""
+    import importlib
+
+    names = TOGETHER.get(name, (name,))
+    result = load_together(*names)
+    if len(names) > 1 and name in _SUMMARISED_BY:
+        result["summary"] = importlib.import_module(f"mlm_lib.experiments.{_SUMMARISED_BY[name]}").summary(result["runs"])
+    return result
 
 
 def _get(record: dict, path: str):

@@ -294,7 +294,7 @@ def attention_flow(attention, x, attention_mask=None):
     s5 = step(4, 1, "softmax over keys", _shape((b, h, length, length)))
     s6 = step(3, 1, "weights · V", _shape((b, h, length, dh)))
     s7 = step(2, 1, "merge heads", _shape((b, length, d)))
-    s8 = step(1, 1, "output: ·W_o", _shape((b, length, d)))
+    s8 = step(1, 1, "out = merged·W_o", _shape((b, length, d)))
     ax.text(s8[0] + bw / 2, s8[1] - 0.18, f"{_count(per)} parameters", ha="center", fontsize=8)
     s9 = step(0, 1, "out", _shape((b, length, d)), HEAD)
     for a, c in ((s0, s1), (s1, s2), (s2, s3), (s3, s4), (s4, s5)):

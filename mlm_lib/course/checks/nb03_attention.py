@@ -27,8 +27,8 @@ def _transpose_hint(err):
                     "the keys: they should be (batch, n queries, m keys), one row per query. Check the order of "
                     "the product.")
         return ("a broadcasting mistake in the mask: `keep` is (batch, m) and the scores are (batch, n, m). As it "
-                "stands, its axes line up with the wrong ones of the scores; it needs an axis of size 1 for the "
-                "queries, between the batch and the keys, so that it stretches over the n queries.")
+                "stands, its axes line up with the wrong ones of the scores; which axis of the scores does it lack, "
+                "and where must a size-1 axis stand for it to stretch over the n queries?")
     if "mat1 and mat2" in text or "must match the size" in text or "Expected size for first two" in text:
         return ("to multiply each query by each key, the keys need their last two dimensions swapped (a 3-D "
                 "tensor's .T would reverse *all* of them).")
@@ -52,12 +52,14 @@ def check_attention_weights(fn) -> None:
     if got.shape != expected.shape:
         raise ExerciseError(f"Expected shape {tuple(expected.shape)} (batch, queries, keys), got {tuple(got.shape)}: "
                             "each query must meet each key, so the keys need their last two dimensions swapped.")
+    if got.is_floating_point():  # float64 weights are right weights too: compare in the check's precision
+        got = got.to(expected.dtype)
     if torch.allclose(got, expected, atol=1e-5):
         _ok("Each row is a probability distribution over the keys it may use.")
         return
-    if torch.allclose(got, (scores / 4.0).masked_fill(~blocked, float("-inf")).softmax(-1), atol=1e-5, equal_nan=True):
-        raise ExerciseError("Inverted: `keep` is True for the keys that may be used; block the others. (The NaN in "
-                            "your weights come from the rows where every key was blocked.)")
+    inverted = (scores / 4.0).masked_fill(~blocked, float("-inf")).softmax(-1)
+    if torch.allclose(got, inverted, atol=1e-5, equal_nan=True) or torch.allclose(got, inverted.nan_to_num(), atol=1e-5):
+        raise ExerciseError("Inverted: `keep` is True for the keys that may be used; block the others.")
     if torch.allclose(got, (scores / 4.0).masked_fill(blocked, float("-inf")).softmax(1), atol=1e-5, equal_nan=True):
         raise ExerciseError("Your softmax runs over the queries (dimension 1), so each *column* sums to 1. Each "
                             "query's row must sum to 1 over the keys, the last dimension.")
@@ -88,7 +90,7 @@ def check_attention_weights(fn) -> None:
 
 def check_causal_mask(fn) -> None:
     """fn(length) -> bool (length, length), True where query i may attend to key j, i.e. j <= i."""
-    for n in (4, 9, 1):  # the slips are told apart on a real matrix first (at length 1 several look alike)
+    for n in (4, 9, 1, 0):  # the slips are told apart on a real matrix first (at length 1 several look alike)
         expected = torch.ones(n, n, dtype=torch.bool).tril()
         got = _tensor(_call(fn, n), "the mask")
         if got.shape != expected.shape:
@@ -140,12 +142,11 @@ def check_merge_heads(fn) -> None:
             continue
         if torch.equal(got, t.reshape(batch, length, heads * d_head)):
             raise ExerciseError("The shape is right but the numbers are mixed up: reshaping (batch, heads, length, "
-                                "d_head) directly cuts across heads and positions. First bring the length axis next "
-                                "to the batch (swap the heads and length axes), then join the last two.")
+                                "d_head) directly cuts across heads and positions. Which axes must stand next to each "
+                                "other, and in which order, before the last two can be joined?")
         if torch.equal(got, t.permute(0, 2, 3, 1).reshape(batch, length, heads * d_head)):
             raise ExerciseError("The heads are interleaved number by number: keep each head's d_head numbers "
-                                "together, head 0's first (order the axes batch, length, heads, d_head before "
-                                "joining).")
+                                "together, head 0's first.")
         raise ExerciseError("Not the merged heads: position i of the result should hold head 0's vector at i, then "
                             "head 1's, and so on.")
     _ok("Each position gets its heads' outputs side by side: the inverse of the split in section 5.")
