@@ -136,6 +136,40 @@ def _newton_schulz_unnormalised(x, steps):  # a learner's usual slip: no divisio
     return x
 
 
+
+def _best_variant(splits, word_counts, kind):  # 08 Ex1 with a slip: a squared pair count, or pieces once per word
+    from collections import Counter
+    pairs, pieces = Counter(), Counter()
+    for w, s in splits.items():
+        for a, b in zip(s, s[1:]):
+            pairs[a, b] += word_counts[w]
+        for p in (set(s) if kind == "once" else s):
+            pieces[p] += word_counts[w]
+    power = 2 if kind == "squared" else 1
+    return max(pairs, key=lambda p: pairs[p] ** power / (pieces[p[0]] * pieces[p[1]]))
+
+
+def _from_the_end(word, vocab):  # 08 Ex2 with a slip: the longest last piece first
+    pieces, end = [], len(word)
+    while end > 0:
+        start = next((s for s in range(end) if (word[s:end] if s == 0 else "##" + word[s:end]) in vocab), None)
+        if start is None:
+            return ["[UNK]"]
+        pieces.insert(0, word[start:end] if start == 0 else "##" + word[start:end])
+        end = start
+    return pieces
+
+
+def _going_back(word, vocab, start=0):  # 08 Ex2 with a slip: tries a shorter piece when the rest cannot be covered
+    if start == len(word):
+        return []
+    for end in range(len(word), start, -1):
+        piece = word[start:end] if start == 0 else "##" + word[start:end]
+        rest = _going_back(word, vocab, end) if piece in vocab else None
+        if rest is not None:
+            return [piece] + rest
+    return None
+
 RIGHT_AND_WRONG = [
     (checks.check_unigram_loss,
      lambda c: -sum(n / sum(c.values()) * math.log(n / sum(c.values())) for n in c.values()),
@@ -477,6 +511,10 @@ WRONG_ANSWERS = [
         (q @ k.transpose(1, 2) / 4).masked_fill(keep[:, None, :], float("-inf")).softmax(-1)), "^Inverted"),
     (checks.check_causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).tril() if n else torch.zeros(0, dtype=torch.bool),
      "For length 0"),
+    (checks.check_best_pair, lambda sp, wc: _best_variant(sp, wc, "squared"), "weighs more than its parts"),
+    (checks.check_best_pair, lambda sp, wc: _best_variant(sp, wc, "once"), "once per word"),
+    (checks.check_encode_word, lambda w, v: _from_the_end(w, v), "matching from the end"),
+    (checks.check_encode_word, lambda w, v: _going_back(w, v) or ["[UNK]"], "never goes back"),
     (checks.check_masked_loss, lambda lg, lb: torch.tensor(F_.cross_entropy(lg[lb != -100], lb[lb != -100]).item()),
      "carries no gradient"),
     (checks.check_rtd_loss, lambda lg, r, m: torch.tensor(((F_.binary_cross_entropy_with_logits(

@@ -15,6 +15,8 @@ _CORPORA = [
     {"hug": 10, "pug": 5, "pun": 12, "bun": 4, "hugs": 5},
     {"low": 5, "lower": 2, "newest": 6, "widest": 3, "zz": 2},
     {"ab": 4, "a": 20, "cd": 6, "ce": 5, "fd": 1},
+    {"hahah": 4, "ha": 3, "ho": 2},  # a piece twice in one word: counted once per word, another pair wins
+    {"deb": 6, "ad": 10, "ge": 16, "ae": 18, "gg": 2},  # the score, the sum, the squared count and BPE all differ
 ]
 
 
@@ -54,11 +56,18 @@ def _keys(counts, splits, rule):
     with a sum below, the score with unweighted counts, the score with pieces counted only inside pairs, or the
     score turned upside down (the lowest wins)."""
     pairs, units, firsts, seconds = _counts({w: 1 for w in counts} if rule == "unweighted" else counts, splits)
+    if rule == "once per word":
+        units = Counter()
+        for w, n in counts.items():
+            for u in set(splits[w]):
+                units[u] += n
     key = {"score": lambda p: pairs[p] / (units[p[0]] * units[p[1]]), "frequency": lambda p: pairs[p],
            "sum": lambda p: pairs[p] / (units[p[0]] + units[p[1]]),
            "unweighted": lambda p: pairs[p] / (units[p[0]] * units[p[1]]),
            "pairs only": lambda p: pairs[p] / (firsts[p[0]] * seconds[p[1]]),
-           "lowest": lambda p: -pairs[p] / (units[p[0]] * units[p[1]])}[rule]
+           "lowest": lambda p: -pairs[p] / (units[p[0]] * units[p[1]]),
+           "once per word": lambda p: pairs[p] / (units[p[0]] * units[p[1]]),
+           "squared": lambda p: pairs[p] ** 2 / (units[p[0]] * units[p[1]])}[rule]
     return {p: key(p) for p in pairs}
 
 
@@ -79,9 +88,14 @@ _RULE_HINTS = {  # in this order: unweighted counts tie often, and a tie can loo
                  "counts of its two parts.",
     "sum": "{got} wins if the pair's count is divided by the *sum* of its parts' counts; the WordPiece score "
            "divides by their *product*, freq(a) * freq(b).",
+    "squared": "{got} wins if the pair's count weighs more than its parts' (squared, or the product's square root "
+               "below it, which ranks the same): the WordPiece score divides the pair's count itself by the plain "
+               "product freq(a) * freq(b).",
     "pairs only": "{got} wins if a piece is counted only where it stands in a pair (a as a pair's first member, b "
                   "as its second). freq(a) counts *every* occurrence of the piece: also as a word's last piece, or "
                   "as a whole word of one piece (in {corpus}, 'a' alone).",
+    "once per word": "{got} wins if a piece is counted once per word it occurs in; freq(a) counts every "
+                     "occurrence, weighted by the word's count: in 'hahah', '##a' occurs twice and '##h' twice.",
     "unweighted": "Weight every count by how often its word occurs (word_counts[word]), for the pairs and for the "
                   "single pieces.",
     "lowest": "{got} has the *lowest* score: WordPiece merges the pair with the highest.",
@@ -132,8 +146,11 @@ def check_best_pair(fn) -> None:
 
 # ---- Exercise 2: greedy longest match first -----------------------------------------------------------------
 
-_VOCAB = {"un", "##believ", "##able", "u", "##n", "##b", "##e", "##l", "##i", "##v", "##a", "believ", "a", "##ble"}
-_WORDS = ("unbelievable", "un", "believable", "unbelievablex", "xun", "a", "unable")
+# "unab" + "##le" (longest first, from the left) against "un" + "##able" (longest last piece first, from the right);
+# "abc": "ab", then no "##c", so [UNK], although "a" + "##bc" would cover it (BERT does not go back)
+_VOCAB = {"un", "##believ", "##able", "u", "##n", "##b", "##e", "##l", "##i", "##v", "##a", "believ", "a", "##ble",
+          "unab", "##le", "ab", "##bc"}
+_WORDS = ("unbelievable", "un", "believable", "unbelievablex", "xun", "a", "unable", "abc")
 
 
 def _encode(word, vocab, slip=None):
@@ -197,6 +214,14 @@ def check_encode_word(fn) -> None:
             raise ExerciseError(hint)
     word, got = next((w, g) for w, g in answers if g != (word_pieces(w, _VOCAB) or ["[UNK]"]))
     want = word_pieces(word, _VOCAB) or ["[UNK]"]
+    if word == "unable" and got == ["un", "##able"]:
+        raise ExerciseError("For 'unable' expected ['unab', '##le'], got ['un', '##able']: that is the longest *last* "
+                            "piece first, matching from the end of the word. BERT starts at the word's beginning and "
+                            "takes the longest piece there ('unab'), then goes on from where it ends.")
+    if word == "abc" and got == ["a", "##bc"]:
+        raise ExerciseError("For 'abc' expected ['[UNK]'], got ['a', '##bc']: after 'ab' nothing matches '##c', and "
+                            "BERT then gives up on the word. It never goes back to try a shorter first piece ('a'), "
+                            "even where that would cover the word.")
     raise ExerciseError(f"For {word!r} expected {want}, got {got} (vocab: {sorted(_VOCAB)}). Check in turn: the "
                         "longest piece first, '##' on every piece but the first, and the whole word as one [UNK] when "
                         "some part cannot be matched.")
