@@ -515,6 +515,11 @@ WRONG_ANSWERS = [
     (checks.check_best_pair, lambda sp, wc: _best_variant(sp, wc, "once"), "once per word"),
     (checks.check_encode_word, lambda w, v: _from_the_end(w, v), "matching from the end"),
     (checks.check_encode_word, lambda w, v: _going_back(w, v) or ["[UNK]"], "never goes back"),
+    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., 2:], x[..., :2]), -1) * s, "2 numbers wide"),
+    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x.chunk(2, -1)[1], x.chunk(2, -1)[0])) * s,
+     "line up"),
+    (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x))), "product of the two halves"),
+    (checks.check_geglu, lambda x, wi, wo: wo(wi(x).chunk(2, -1)[0] * wi(x).chunk(2, -1)[1]), "step by step"),
     (checks.check_masked_loss, lambda lg, lb: torch.tensor(F_.cross_entropy(lg[lb != -100], lb[lb != -100]).item()),
      "carries no gradient"),
     (checks.check_rtd_loss, lambda lg, r, m: torch.tensor(((F_.binary_cross_entropy_with_logits(

@@ -59,8 +59,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--corpus", help="the UTF-8 text the checkpoint was trained on (default: Shakespeare)")
     parser.add_argument("--out", help="the results file for the accuracies; the copy --keep writes goes in the "
                         "folder of the same name without .json, as model.pt")
-    parser.add_argument("--keep", type=whole_number(1), help="write a copy of the model with only this many position "
-                        "rows (needs --out)")
+    parser.add_argument("--keep", type=whole_number(1), help="write a copy of the model that accepts at most this many "
+                        "tokens (needs --out): a learned position table keeps only its first N rows; a model with "
+                        "rotary positions, which has none, gets N as its longest length")
     parser.add_argument("--overwrite", action="store_true", help="replace --out (and its model.pt) if it exists")
     add_device_options(parser)
     args = parser.parse_args(argv)
@@ -108,7 +109,8 @@ def main(argv=None) -> dict:
         save_checkpoint(kept, model, tokenizer, optimizer=None, train_state=checkpoint.train_state)
         result["kept_positions"] = args.keep
         result["kept_model"] = str(kept)
-        print(f"kept the first {args.keep} position rows: {kept}")
+        print((f"kept the first {args.keep} position rows" if hasattr(model.embeddings, "position") else
+               f"rotary positions, no rows to keep: the copy accepts up to {args.keep} tokens") + f": {kept}")
     if out is not None:
         out.record = result
         out.finish()

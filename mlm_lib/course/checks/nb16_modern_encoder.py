@@ -16,7 +16,7 @@ def check_rotate(fn) -> None:
     cos, sin = rope_angles(7, 8)
     expected = apply_rope(x, cos, sin)
     given = x.clone()
-    got = _tensor(_call(fn, given, cos, sin), "the turned vectors")
+    got = _tensor(_call(fn, given, cos, sin, hint=_rotate_hint), "the turned vectors")
     if not torch.equal(given, x):
         raise ExerciseError("Your function changed its input in place (a method ending in _, such as mul_ or add_, "
                             "or an assignment into x[...]): the caller's vectors are gone. Build a new tensor instead.")
@@ -69,19 +69,26 @@ def check_rotate(fn) -> None:
         raise ExerciseError("The halves were taken along the first dimension (the batch): a pair is two numbers of one "
                             "vector, so split the last dimension, whatever the number of dimensions before it.")
     d = x.size(-1)
-    if any(torch.allclose(got[..., :k], expected[..., :k], atol=1e-5) for k in range(1, d)) and \
-            not torch.allclose(got, expected, atol=1e-5):
-        raise ExerciseError(f"Right for part of each vector only: the halves are d/2 = {d // 2} numbers for these "
-                            f"vectors of {d}, so take the width from x (x.shape[-1] // 2), not a fixed number.")
+    for h in range(1, d):  # the turn with halves of a fixed width, the notebook's rather than these vectors'
+        if h != d // 2 and torch.allclose(got, x * cos + torch.cat((-x[..., h:], x[..., :h]), -1) * sin, atol=1e-5):
+            raise ExerciseError(f"Your halves are {h} numbers wide, but these vectors have {d}: the halves are d/2 = "
+                                f"{d // 2}. Take the width from x (x.shape[-1] // 2), not a fixed number.")
     if (got.norm(dim=-1) - x.norm(dim=-1)).abs().max() > 1e-3:
         raise ExerciseError("The vectors changed length: a rotation keeps it, so something other than a turn happened.")
     raise ExerciseError("Not the expected rotation: x * cos + (the quarter-turned x) * sin, pair (i, i + d/2) by pair.")
 
 
+def _rotate_hint(err):
+    if "must match the size of tensor" in str(err) or "Sizes of tensors must match" in str(err):
+        return ("the pieces you combine do not line up: x, its halves, cos and sin meet on the *last* dimension, "
+                "so split and join along it (dim=-1) and slice it with `...` (x[..., :h]), whatever comes before.")
+    return None
+
+
 def _geglu_hint(err):
     if "cannot be multiplied" in str(err):
-        return ("w_out reads f numbers, half of w_in's output: split w_in(x) into two halves along its *last* "
-                "dimension (the features), not the first (the batch).")
+        return ("w_out reads f numbers, half of w_in's 2f outputs: what reaches w_out must be the product of the "
+                "two halves of w_in(x), split along its *last* dimension (the features).")
     if "must match the size of tensor" in str(err):
         return ("The two halves came out of different sizes: split w_in(x) along its last dimension, where its 2f "
                 "features lie ([..., :f] and [..., f:]).")
@@ -132,4 +139,5 @@ def check_geglu(fn) -> None:
                             "multiplies by the second as it is.")
     if torch.allclose(got, w_out(F.gelu(h * gate)), atol=1e-5):
         raise ExerciseError("GELU after the product: apply it to the first half alone, then multiply by the gate.")
-    raise ExerciseError("Not GeGLU: w_out(gelu(first half of w_in(x)) * second half).")
+    raise ExerciseError("Not GeGLU. Compare your function with the exercise's formula step by step: which half of "
+                        "w_in(x) goes through GELU, what multiplies it, and what w_out reads.")
