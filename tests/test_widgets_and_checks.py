@@ -170,6 +170,21 @@ def _going_back(word, vocab, start=0):  # 08 Ex2 with a slip: tries a shorter pi
             return [piece] + rest
     return None
 
+
+def _ns(m, steps, power=False, no_assign=False, spectral=False):  # 14 Ex1, right or with one of a learner's slips
+    a, b, c = 3.4445, -4.7750, 2.0315
+    x = m.T if m.size(0) > m.size(1) else m
+    x = x / (torch.linalg.matrix_norm(x, ord=2) if spectral else x.norm().clamp_min(1e-7))
+    start = x
+    for _ in range(steps):
+        if power:
+            x = a * x + b * x ** 3 + c * x ** 5
+            continue
+        src = start if no_assign else x
+        g = src @ src.T
+        x = a * src + (b * g + c * g @ g) @ src
+    return x.T if m.size(0) > m.size(1) else x
+
 RIGHT_AND_WRONG = [
     (checks.check_unigram_loss,
      lambda c: -sum(n / sum(c.values()) * math.log(n / sum(c.values())) for n in c.values()),
@@ -244,9 +259,9 @@ RIGHT_AND_WRONG = [
     (checks.check_next_token_loss,
      lambda lg, ids: torch.nn.functional.cross_entropy(lg[:, :-1].reshape(-1, lg.size(-1)), ids[:, 1:].reshape(-1)),
      lambda lg, ids: torch.nn.functional.cross_entropy(lg.reshape(-1, lg.size(-1)), ids.reshape(-1)), "No shift"),
-    (checks.check_newton_schulz, lambda m, steps: __import__("mlm_lib").newton_schulz(m, steps),
+    (checks.check_newton_schulz, lambda m, steps=5: __import__("mlm_lib").newton_schulz(m, steps),
      lambda m, steps: _newton_schulz_unnormalised(m, steps), "divided by its norm"),
-    (checks.check_newton_schulz, lambda m, steps: __import__("mlm_lib").newton_schulz(m, steps),
+    (checks.check_newton_schulz, lambda m, steps=5: __import__("mlm_lib").newton_schulz(m, steps),
      lambda m, steps: __import__("mlm_lib").newton_schulz(m, steps + 1), "too many"),
     (checks.check_takes_muon, lambda n, p: n.startswith("layers.") and p.dim() == 2, lambda n, p: p.dim() == 2,
      "looked up row by row"),
@@ -520,6 +535,14 @@ WRONG_ANSWERS = [
      "line up"),
     (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x))), "product of the two halves"),
     (checks.check_geglu, lambda x, wi, wo: wo(wi(x).chunk(2, -1)[0] * wi(x).chunk(2, -1)[1]), "step by step"),
+    (checks.check_newton_schulz, lambda m, steps=5: _ns(m, steps, power=True), "number-by-number powers"),
+    (checks.check_newton_schulz, lambda m, steps=5: (lambda u, s_, vh: u @ vh)(*torch.linalg.svd(m, full_matrices=False)),
+     "exact orthogonalisation"),
+    (checks.check_newton_schulz, lambda m, steps=5: _ns(m, steps, no_assign=True), "One iteration's worth"),
+    (checks.check_newton_schulz, lambda m, steps=5: _ns(m, steps, spectral=True), "spectral norm"),
+    (checks.check_newton_schulz, lambda m, steps=3: _ns(m, steps), "default of `steps` must be 5"),
+    (checks.check_takes_muon, lambda n, p: n.startswith(("layers.0.", "layers.1.")) and p.dim() == 2,
+     "multiplies the hidden vectors"),
     (checks.check_masked_loss, lambda lg, lb: torch.tensor(F_.cross_entropy(lg[lb != -100], lb[lb != -100]).item()),
      "carries no gradient"),
     (checks.check_rtd_loss, lambda lg, r, m: torch.tensor(((F_.binary_cross_entropy_with_logits(
@@ -811,6 +834,7 @@ def _verse_or_prose_named(speech, always_skip=False):  # 11 Ex1, the rule; alway
 
 
 RIGHT_ANSWERS_WRITTEN_OTHER_WAYS = [
+    (checks.check_newton_schulz, lambda m, steps=5: _ns(m.double(), steps)),  # float64: the same numbers, accepted
     (checks.check_attention_weights, lambda q, k, keep: (q.double() @ k.double().transpose(1, 2) / 4).masked_fill(
         ~keep[:, None, :], float("-inf")).softmax(-1)),  # float64: right too (it crashed the check)
     (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-1].reshape(-1, lg.size(-1)).double(),

@@ -33,8 +33,26 @@ def _ns_slips(matrix, steps):
              ("Divide by the norm once, at the start: the iteration itself keeps the singular values near 1, and "
               "dividing again every step undoes its work.", run(steps, step, renorm=True))]
     if matrix.size(0) == matrix.size(1):
-        slips.append(("The Gram matrix goes on the side that it multiplies: with G = X @ X.T, the update is "
-                      "(b G + c G @ G) @ X.", run(steps, lambda x: a * x + (b * (x.T @ x) + c * (x.T @ x) @ (x.T @ x)) @ x)))
+        slips.append(("Your Gram matrix stands on the wrong side of X: X.T @ X can only multiply X from the right, "
+                      "X @ X.T from the left (section 3's formula).",
+                      run(steps, lambda x: a * x + (b * (x.T @ x) + c * (x.T @ x) @ (x.T @ x)) @ x)))
+    if steps > 1:
+        slips.append((f"One iteration's worth, whatever `steps` says ({steps}): each turn must start from the "
+                      "previous turn's result, so assign it back to x.", run(1, step)))
+    slips.append(("The powers must be matrix products (@), not number-by-number powers (** and *): the polynomial "
+                  "acts on the matrix's singular values only through G = X @ X.T, G @ G and G @ X.",
+                  run(steps, lambda x: a * x + b * x ** 3 + c * x ** 5)))
+    u, _, vh = torch.linalg.svd(matrix.float(), full_matrices=False)
+    slips.append(("That is the exact orthogonalisation, U @ Vh from the SVD, which Muon's Newton-Schulz iteration "
+                  "only approximates (every singular value near 1, not exactly 1): the exercise asks for the "
+                  "iteration itself, which is cheaper.", u @ vh))
+    spectral = matrix.float() / torch.linalg.matrix_norm(matrix.float(), ord=2)
+    xs = spectral.T if tall else spectral
+    for _ in range(steps):
+        xs = step(xs)
+    slips.append(("You divided by the largest singular value (the spectral norm, ord=2). The course divides by "
+                  "matrix.norm(), the Frobenius norm, as mlm_lib.newton_schulz does: cheaper, and it also puts "
+                  "every singular value at most 1.", xs.T if tall else xs))
     for n in (steps - 1, steps + 1):
         if n >= 0:
             slips.append((f"One iteration {'short' if n < steps else 'too many'}: the result is what {n} "
@@ -82,6 +100,15 @@ def check_newton_schulz(fn) -> None:
                                 f"steps={steps}. Check in turn: the start (divided by its norm once, in float32), the "
                                 "Gram matrix G = X @ X.T (matrix products, @), the three coefficients and the number "
                                 "of iterations.")
+    try:
+        default = fn(matrix.clone())
+    except TypeError:
+        raise ExerciseError("Called with the matrix alone, your function stops: give `steps` its default, 5, as the "
+                            "exercise's signature has (newton_schulz_by_hand(matrix, steps=5)).") from None
+    if not (isinstance(default, torch.Tensor) and torch.allclose(default.float(), newton_schulz(matrix, 5),
+                                                                 atol=1e-4, rtol=1e-4)):
+        raise ExerciseError("Called with the matrix alone, your function does not give five iterations: the default "
+                            "of `steps` must be 5, Muon's.")
     zero = _tensor(_call(fn, torch.zeros(3, 5), 5), "the result for a zero matrix")
     if not torch.isfinite(zero).all():
         raise ExerciseError("A matrix of zeros (a gradient can be one) gives NaN: its norm is 0. Divide by the norm "
@@ -92,7 +119,7 @@ def check_newton_schulz(fn) -> None:
 
 def check_takes_muon(fn) -> None:
     """fn(name, parameter) -> True for the parameters Muon takes (the encoder layers' weight matrices)."""
-    model = BertForMLM(BertConfig(vocab_size=20, **(MODEL_SIZES["smoke"] | {"n_layers": 2})))
+    model = BertForMLM(BertConfig(vocab_size=20, **(MODEL_SIZES["smoke"] | {"n_layers": 3})))
     want = set(hidden_matrices(model))
     for name, parameter in model.named_parameters():
         got = _call(fn, name, parameter)
@@ -110,5 +137,5 @@ def check_takes_muon(fn) -> None:
         if not got and name in want:
             raise ExerciseError(f"{name} (shape {tuple(parameter.shape)}) multiplies the hidden vectors inside an "
                                 "encoder layer: Muon is for exactly these matrices.")
-    _ok(f"{len(want)} matrices with Muon in the check's 2-layer model (Q, K, V, output, two feed-forward per layer; "
+    _ok(f"{len(want)} matrices with Muon in the check's 3-layer model (Q, K, V, output, two feed-forward per layer; "
         "24 in the course's 4-layer model), everything else AdamW.")
