@@ -300,11 +300,15 @@ def test_shipped_roberta_results_are_whole_and_readmes_show_them(experiment):
     from pathlib import Path
 
     from mlm_lib.course.assets import load_json_results
+    from mlm_lib.course.comparisons import TOGETHER, shipped
     from mlm_lib.experiments import roberta
 
-    results = load_json_results(f"roberta_{experiment}")
-    assert results["experiment"] == experiment and results["preset"] == "full"
-    assert all(c.startswith(f"python -m mlm_lib.experiments.roberta {experiment} ") for c in results["commands"])
+    for name in TOGETHER[f"roberta_{experiment}"]:  # each file: one command's, its summary its own seeds'
+        made = load_json_results(name)
+        assert made["experiment"] == experiment and made["preset"] == "full"
+        assert all(c.startswith(f"python -m mlm_lib.experiments.roberta {experiment} ") for c in made["commands"])
+        assert made["summary"] == roberta.summary(made["runs"])
+    results = shipped(f"roberta_{experiment}")  # every seed
     assert results["summary"] == roberta.summary(results["runs"])
     assert list(results["summary"]) == [v[0] for v in roberta.EXPERIMENTS[experiment]]  # every variant ran
     seeds = {name: sorted(r["seed"] for r in results["runs"] if r["variant"] == name) for name in results["summary"]}

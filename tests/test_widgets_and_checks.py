@@ -543,6 +543,11 @@ WRONG_ANSWERS = [
     (checks.check_newton_schulz, lambda m, steps=3: _ns(m, steps), "default of `steps` must be 5"),
     (checks.check_takes_muon, lambda n, p: n.startswith(("layers.0.", "layers.1.")) and p.dim() == 2,
      "multiplies the hidden vectors"),
+    (checks.check_linear_length, lambda p, s, l, u, m: l if p >= u else max(s, int((s + (l - s) * p) // m * m)),
+     "grows over the whole run"),
+    (checks.check_linear_length, lambda p, s, l, u, m: l if p >= u else max(s, int((l * p / u) // m * m)),
+     "grows from 0"),
+    (checks.check_first_reaching, lambda t, lo, target: next((float(x) for x in lo if x <= target), None), "a loss"),
     (checks.check_masked_loss, lambda lg, lb: torch.tensor(F_.cross_entropy(lg[lb != -100], lb[lb != -100]).item()),
      "carries no gradient"),
     (checks.check_rtd_loss, lambda lg, r, m: torch.tensor(((F_.binary_cross_entropy_with_logits(
@@ -1470,3 +1475,21 @@ def test_select_whole_words_refuses_an_answer_that_overwrites_word_ids():
         return ~special & (word_draw[word_ids] < select_prob)
     with pytest.raises(checks.ExerciseError, match="changed word_ids in place"):
         checks.check_select_whole_words(in_place)
+
+
+def test_a_schedule_keeps_its_colour_whatever_else_is_picked():
+    """Found by a learner: picked alone, 'linear 32->128 by 50%' took the colour another variant had a moment before."""
+    from matplotlib.colors import to_hex
+
+    from mlm_lib.course.assets import load_json_results
+    from mlm_lib.course.widgets import curriculum_view
+
+    runs = load_json_results("curriculum-full")["runs"]
+    labels = list(dict.fromkeys(r["label"] for r in runs))
+
+    def colour(picked, label):
+        fig, _ = curriculum_view(runs, picked)
+        return next(to_hex(line.get_color()) for line in fig.axes[0].get_lines() if line.get_label() == label)
+
+    variant = "linear 32->128 by 50%"
+    assert variant in labels and colour(labels, variant) == colour([variant], variant)

@@ -251,18 +251,20 @@ def schedule_colour(label: str, others: list[str]) -> str:
     return f"C{3 + variants.index(label) % 7}" if label in variants else "C9"
 
 
-def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, baselines: dict | None = None):
+def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, baselines: dict | None = None,
+                colours_from: list[str] | None = None):
     """Held-out loss of several training runs against tokens seen or wall time. Runs with the same label
     (several seeds) share a colour: their mean loss as a line with dots, each seed as a thin line (tokens
     only). Against wall time the x of a point is the *median* over seeds: one run slowed by other work on
-    the machine would otherwise stretch the whole curve. `baselines` (name -> loss) are dashed lines."""
+    the machine would otherwise stretch the whole curve. `baselines` (name -> loss) are dashed lines.
+    `colours_from`: every label the reader may pick from, so that a schedule keeps its colour whatever else is shown."""
     if ax is None:
         fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=DPI)
     key = "eval_tokens" if x == "tokens" else "eval_seconds"
     labels = list(dict.fromkeys(r["label"] for r in runs))
     several = False
     for label in labels:
-        colour = schedule_colour(label, labels)
+        colour = schedule_colour(label, colours_from or labels)
         group = [r["history"] for r in runs if r["label"] == label]
         for h in group:
             if len(group) > 1 and x == "tokens":

@@ -458,19 +458,21 @@ def curriculum_view(runs: list[dict], labels, x: str = "tokens", baselines: dict
     fig, (ax_len, ax_loss) = plt.subplots(1, 2, figsize=(11, 3.6), dpi=80, gridspec_kw={"width_ratios": [1, 1.6]})
     finals = {}
     shown = list(dict.fromkeys(r["label"] for r in picked))
+    every = list(dict.fromkeys(r["label"] for r in runs))  # a schedule's colour does not change with the selection
     for label in shown:
         run = next(r for r in picked if r["label"] == label)
         schedule = LengthSchedule(**run["schedule"])
         steps = run["history"]["step"]
         ax_len.plot(steps, [schedule.length_at((s - 1) / steps[-1]) for s in steps],
-                    color=schedule_colour(label, shown), label=label)
+                    color=schedule_colour(label, every), label=label)
         group = [r["history"]["val_loss"][-1] for r in picked if r["label"] == label]
         finals[label] = sum(group) / len(group)
     ax_len.set_xlabel("step")
     ax_len.set_ylabel("window length")
     ax_len.set_title("the schedules", fontsize=10)
     ax_len.grid(alpha=0.3)
-    plot_curves(picked, x=x, ax=ax_loss, title="held-out loss at the final length", baselines=baselines)
+    plot_curves(picked, x=x, ax=ax_loss, title="held-out loss at the final length", baselines=baselines,
+                colours_from=every)
     fig.tight_layout()
     return fig, finals
 

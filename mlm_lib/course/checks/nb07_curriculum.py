@@ -36,6 +36,20 @@ def check_linear_length(fn) -> None:
             if got % multiple:
                 raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) you returned {got}, which is not "
                                     f"a multiple of {multiple}: while it grows, the length is rounded *down* to one.")
+            # the growth itself off, the rounding right: told from "one multiple too low" by every progress point
+            def _rounded(value, short=short, multiple=multiple):
+                return max(short, int(value // multiple * multiple))
+            grown_wrong = {
+                "the length grows over the whole run here, not by `until`: it reaches `long` at progress until, so "
+                "the share grown is progress / until": lambda q: _rounded(short + (long - short) * q),
+                "the length grows from 0 here, not from `short`: start from short and add the share of (long - "
+                "short) grown": lambda q: _rounded(long * q / until)}
+            growing = [q for q in (0.1, until / 2, until * 0.99) if q < until]
+            answers = [_call(fn, q, short, long, until, multiple) for q in growing]
+            for why, slip in grown_wrong.items():
+                if answers == [slip(q) for q in growing]:
+                    raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got "
+                                        f"{got}: {why}.")
             if got == expected - multiple and got >= short:
                 raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got "
                                     f"{got}: one multiple of {multiple} too low. Rounding down keeps the multiple at "
@@ -73,6 +87,10 @@ def check_first_reaching(fn) -> None:
         got = _call(fn, list(tokens), list(losses), target, hint=_reaching_hint)
         where = f"tokens {tokens} with losses {losses}" if tokens else "empty lists (no evaluation at all)"
         if expected is not None and got is not None and (isinstance(got, bool) or not isinstance(got, numbers.Integral)):
+            if isinstance(got, numbers.Real) and got in losses:
+                raise ExerciseError(f"For {where} and target {target} you returned {got!r}, a loss: return the tokens "
+                                    "of the first evaluation that reaches the target, the number of training tokens "
+                                    "it took.")
             if isinstance(got, numbers.Real) and got not in tokens:
                 raise ExerciseError(f"For {where} and target {target} you returned {got!r}, which is not one of the "
                                     "evaluations' tokens: return the tokens value of an evaluation as it is (no "
