@@ -548,6 +548,8 @@ WRONG_ANSWERS = [
     (checks.check_linear_length, lambda p, s, l, u, m: l if p >= u else max(s, int((l * p / u) // m * m)),
      "grows from 0"),
     (checks.check_first_reaching, lambda t, lo, target: next((float(x) for x in lo if x <= target), None), "a loss"),
+    (checks.check_blank_positions, lambda text: [18, 35, 48, 60, 71, 82], "does not read its argument"),
+    (checks.check_blank_positions, [18, 35, 48], "needs a function, and what you passed is a list"),
     (checks.check_masked_loss, lambda lg, lb: torch.tensor(F_.cross_entropy(lg[lb != -100], lb[lb != -100]).item()),
      "carries no gradient"),
     (checks.check_rtd_loss, lambda lg, r, m: torch.tensor(((F_.binary_cross_entropy_with_logits(

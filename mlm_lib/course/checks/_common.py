@@ -82,7 +82,10 @@ def _call(fn, *args, hint=None, seconds: float | None = None, what: str = "the c
     runs longer (`_time_limit`).
     """
     if not callable(fn):
-        raise ExerciseError(f"Pass your function itself (e.g. check(my_function)), not {type(fn).__name__}.")
+        shown = repr(fn)
+        raise ExerciseError(f"The check needs a function, and what you passed is a {type(fn).__name__}"
+                            + (f", {shown}" if len(shown) <= 60 else "") + ". Define the function with `def name(...):`, "
+                            "let it return the answer, and pass the function itself (e.g. check(my_function)).")
     _graded[0] = fn
     try:
         with _time_limit(seconds, what):
@@ -94,6 +97,9 @@ def _call(fn, *args, hint=None, seconds: float | None = None, what: str = "the c
     except Exception as err:  # a wrong answer that crashed: say where, in the learner's code, and why
         first = (str(err).strip().splitlines() or [""])[0][:300]
         message = f"Your function stopped with {type(err).__name__}" + (f": {first}" if first else "")
+        called = ", ".join(repr(a) for a in args)
+        if len(called) <= 80 and not any(isinstance(a, torch.Tensor) for a in args):  # an input short enough to read
+            message += f"\n  called with: {called}"
         where = _learner_line(err)
         if where:
             message += f"\n  in your code, {where}"

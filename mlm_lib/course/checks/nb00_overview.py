@@ -60,6 +60,10 @@ def check_blank_positions(fn) -> None:
         if len(expected) > 1 and got == expected[:1] * len(expected):
             raise ExerciseError(f"For {text!r} expected {expected}, got {got}: every blank got the position of the "
                                 "first one. A search for '_' (str.index, str.find) always finds the first match.")
+        if got and max(got) >= len(text) and _probe(fn, "_") == got:
+            raise ExerciseError(f"For {text!r} expected {expected}, got {got}, and the same for '_': your function "
+                                "does not read its argument. Look for the blanks in `text`, the text it is given, "
+                                "not in the notebook's sentence.")
         raise ExerciseError(f"For {text!r} expected {expected}, got {got}: positions count every character from "
                             "the start of the text, the first one being 0.")
     _ok("Those are the positions the model will see as [MASK]."
