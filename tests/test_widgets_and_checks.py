@@ -550,6 +550,11 @@ WRONG_ANSWERS = [
     (checks.check_first_reaching, lambda t, lo, target: next((float(x) for x in lo if x <= target), None), "a loss"),
     (checks.check_blank_positions, lambda text: [18, 35, 48, 60, 71, 82], "does not read its argument"),
     (checks.check_blank_positions, [18, 35, 48], "needs a function, and what you passed is a list"),
+    (checks.check_next_token_pair, lambda w: (w[:-1].float(), w[1:].float()), "own type"),
+    (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-1].softmax(-1).reshape(-1, lg.size(-1)),
+                                                                  ids[:, 1:].reshape(-1)), "normalised twice"),
+    (checks.check_next_token_loss, lambda lg, ids: -torch.log_softmax(lg[:, :-1], dim=1).gather(
+        -1, ids[:, 1:, None]).mean(), "over dimension 1"),
     (checks.check_masked_loss, lambda lg, lb: torch.tensor(F_.cross_entropy(lg[lb != -100], lb[lb != -100]).item()),
      "carries no gradient"),
     (checks.check_rtd_loss, lambda lg, r, m: torch.tensor(((F_.binary_cross_entropy_with_logits(

@@ -15,6 +15,10 @@ def check_next_token_pair(fn) -> None:
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise ExerciseError("Return two tensors: (inputs, labels).")
         inputs, labels = (_tensor(g, name) for g, name in zip(got, ("the inputs", "the labels")))
+        if inputs.is_floating_point() or labels.is_floating_point():
+            raise ExerciseError(f"Return the ids in their own type ({window.dtype}), not {inputs.dtype} / "
+                                f"{labels.dtype}: the model looks the inputs up in its embedding table, and "
+                                "cross_entropy reads the labels as class numbers; both need whole numbers.")
         if inputs.shape == labels.shape == window.shape and torch.equal(inputs, labels):
             raise ExerciseError("Inputs and labels are the same: the model would learn to copy what it reads. Shift "
                                 "by one: the label of position i is the token at i + 1.")
@@ -64,6 +68,13 @@ def check_next_token_loss(fn) -> None:
             got, -flat_logits.softmax(-1).gather(1, flat_labels[:, None]).mean()):
         raise ExerciseError("The loss is the mean of minus the *log*-probability of each right token; you averaged "
                             "minus the probabilities themselves (softmax with no log).")
+    if torch.allclose(got, F.cross_entropy(flat_logits.softmax(-1), flat_labels)):
+        raise ExerciseError("A softmax before F.cross_entropy: cross_entropy takes the raw logits and applies the "
+                            "log-softmax itself, so yours was normalised twice.")
+    wrong_axis = torch.log_softmax(logits[:, :-1], dim=1)  # over the positions, not the vocabulary
+    if torch.allclose(got, -wrong_axis.gather(-1, ids[:, 1:, None]).mean()):
+        raise ExerciseError("The log-softmax ran over dimension 1, the positions: each position's scores must become "
+                            "probabilities over the vocabulary, the last dimension (dim=-1).")
     if torch.allclose(got, F.cross_entropy(logits[:, 1:].reshape(-1, 11), ids[:, :-1].reshape(-1))):
         raise ExerciseError("Shifted the wrong way: you score each position against the token *before* it. Position "
                             "i's logits predict the token at i + 1.")
