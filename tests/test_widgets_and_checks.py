@@ -555,6 +555,8 @@ WRONG_ANSWERS = [
                                                                   ids[:, 1:].reshape(-1)), "normalised twice"),
     (checks.check_next_token_loss, lambda lg, ids: -torch.log_softmax(lg[:, :-1], dim=1).gather(
         -1, ids[:, 1:, None]).mean(), "over dimension 1"),
+    (checks.check_mean_pool, lambda h, m: (h[:, 1:] * m[:, 1:, None]).sum(1) / m[:, 1:].sum(1, keepdim=True),
+     "Position 0"),
     (checks.check_masked_loss, lambda lg, lb: torch.tensor(F_.cross_entropy(lg[lb != -100], lb[lb != -100]).item()),
      "carries no gradient"),
     (checks.check_rtd_loss, lambda lg, r, m: torch.tensor(((F_.binary_cross_entropy_with_logits(

@@ -113,6 +113,13 @@ def check_mean_pool(fn) -> None:
         return
     real = mask[..., None].float()
     if torch.isnan(got).any() or torch.isinf(got).any():
+        later = real[:, 1:]
+        without_first = (hidden[:, 1:] * later).sum(1) / later.sum(1)  # position 0, [CLS], left out
+        finite = torch.isfinite(got).all(-1)
+        if finite.any() and torch.allclose(got[finite], without_first[finite], atol=1e-5):
+            raise ExerciseError("Position 0 ([CLS]) was left out: the mean runs over every real position, [CLS] and "
+                                "[SEP] included, as the course's pooling does (the last row, whose only real position "
+                                "is the first, then had nothing left to average).")
         raise ExerciseError("Your vectors hold NaN or inf: a row was divided by a count of 0. Count each row's *real* "
                             "positions, where attention_mask is 1 (the first row has no padding at all).")
     if torch.allclose(got, (hidden * real).sum(1) / real.sum(), atol=1e-5):
