@@ -71,10 +71,16 @@ def test_shipped_wordpiece_model_and_results():
     from mlm_lib.data import load_corpus, train_val_split
     from mlm_lib.wordpiece import prepare_wordpiece_data
 
-    results = load_json_results("whole_word")
-    assert results["command"].startswith("python -m mlm_lib.experiments.whole_word --preset full")
-    assert results["summary"] == whole_word.summary(results["runs"])
+    from mlm_lib.course.comparisons import TOGETHER, shipped
+
+    for name in TOGETHER["whole_word"]:  # each file: the command's, its summary over its own runs
+        made = load_json_results(name)
+        assert made["command"].startswith("python -m mlm_lib.experiments.whole_word --preset full")
+        assert made["summary"] == whole_word.summary(made["runs"])
+    results = load_json_results("whole_word")  # the file whose runs the shipped model was chosen from
     assert {(r["objective"], r["seed"]) for r in results["runs"]} == {(o, s) for o in whole_word.OBJECTIVES for s in (0, 1)}
+    every = shipped("whole_word")
+    assert {(r["objective"], r["seed"]) for r in every["runs"]} == {(o, s) for o in whole_word.OBJECTIVES for s in (0, 1, 2)}
     checkpoint = reference_checkpoint("shakespeare-wordpiece")
     rebuilt = prepare_wordpiece_data(None, results["settings"]["vocab_size"])[0]
     # Hugging Face's trainer breaks ties differently from run to run: the same vocabulary up to a few pieces
@@ -91,7 +97,7 @@ def test_shipped_wordpiece_model_and_results():
     assert (best["objective"], best["seed"]) == (state["objective"], state["seed"])
     assert abs(final["word_mates"]["mates_masked"] - state["final"]["word_mates"]["mates_masked"]) < 1e-3
     # what notebook 09 says: the piece-trained models lean on visible word-mates, the whole-word ones do not
-    for run in results["runs"]:
+    for run in every["runs"]:
         mates = run["final"]["word_mates"]
         assert (mates["mates_visible"] > mates["mates_masked"]) == (run["objective"] == "pieces")
 
@@ -103,10 +109,12 @@ def test_whole_word_readme_table_is_the_shipped_results():
 
     from mlm_lib.course.assets import load_json_results
 
-    results = load_json_results("whole_word")
+    from mlm_lib.course.comparisons import shipped
+
+    results = shipped("whole_word")  # every seed's file
     readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
     rows = re.findall(r"^\| (pieces|whole words) \| (\d) \| (.+) \|$", readme, flags=re.M)
-    assert len(rows) == len(results["runs"]) == 4
+    assert len(rows) == len(results["runs"]) == 6
     for objective, seed, rest in rows:
         f = next(r["final"] for r in results["runs"] if (r["objective"], r["seed"]) == (objective, int(seed)))
         expected = [f"{f['pieces_masked']['accuracy']:.1%} ({f['pieces_masked']['loss']:.2f})",

@@ -74,6 +74,7 @@ TOGETHER: dict[str, tuple[str, ...]] = {
     "ablation": ('ablation', 'ablation-pre-ln-s1', 'ablation-pre-ln-s2'),
     "sentence_head": ('sentence_head', 'sentence_head-s2'),
     "finetune_curve": ('finetune_curve', 'finetune_curve-s1', 'finetune_curve-s2'),
+    "whole_word": ('whole_word', 'whole_word-s2'),
     "roberta_nsp": ('roberta_nsp', 'roberta_nsp-s2'),
     "roberta_masking": ('roberta_masking', 'roberta_masking-s2'),
     "roberta_rate": ('roberta_rate',),
@@ -362,14 +363,19 @@ COMPARISONS.update({
 })
 
 _09 = "notebooks/part2_real_bert_input/09_whole_word_masking.ipynb"
+_WW = "whole words against pieces, {}"
 STATED += [
-    (_09, "For the visible column two seeds are **too few seeds**.", "whole words against pieces, word-mates visible",
-     "too few seeds"),
-    *[(_09, "so the verdicts printed above are **too few seeds**", f"whole words against pieces, {measure}",
-       "too few seeds") for measure in ("held-out text masked piece by piece", "words masked (per piece)",
-                                        "words masked (whole words right)")],
-    (_09, "and again two seeds are **too few seeds** to call it", "whole words against pieces, word-mates visible",
-     "too few seeds"),
+    (_09, "With the mates masked the whole-word model is **ahead**", _WW.format("word-mates masked"), "ahead"),
+    (_09, "so the rule finds it **within noise**", _WW.format("word-mates visible"), "within noise"),
+    (_09, "got more of their pieces right in every seed: ahead by the\nrule", _WW.format("words masked (per piece)"),
+     "ahead"),
+    (_09, "by amounts so unequal that the interval reaches\nzero: **within noise**",
+     _WW.format("words masked (whole words right)"), "within noise"),
+    (_09, "seed 2 pieces, by a hair: **within noise**", _WW.format("held-out text masked piece by piece"),
+     "within noise"),
+    (_09, "by amounts the rule finds **within noise**", _WW.format("word-mates visible"), "within noise"),
+    (_09, "(**within noise** by the rule: the seeds disagree", _WW.format("word-mates visible"), "within noise"),
+    (_09, "(the whole-word model\n  **ahead**, every seed agreeing)", _WW.format("word-mates masked"), "ahead"),
 ]
 
 _10 = "notebooks/part2_real_bert_input/10_sentence_pairs_and_nsp.ipynb"
