@@ -24,11 +24,6 @@ ACCURACY = dict(scale=100.0, unit="points")
 LOSS = dict(scale=1.0, unit="nats", higher_is_better=False)
 
 
-def _kind(result: dict) -> str:
-    """The command that made a results file: `kind` since the one output rule, `experiment` in the files before it."""
-    return result.get("kind") or result.get("experiment") or ""
-
-
 def _but(settings, key: str = "seeds"):
     """A file's settings without the seeds it ran: files that differ only there hold seeds of one experiment."""
     return {k: v for k, v in settings.items() if k != key} if isinstance(settings, dict) else settings
