@@ -100,3 +100,16 @@ def test_every_command_prints_its_help(name, capsys):
     with pytest.raises(SystemExit) as stop:
         main(["--help"])
     assert stop.value.code == 0 and "usage:" in capsys.readouterr().out
+
+
+def test_each_line_gives_its_own_jobs_time_and_comes_as_it_ends(tmp_path, capsys):
+    """Side by side, a quick job is reported first with its own short time, not the slow one's; a failure names
+    its log and makes the result False."""
+    slow = gpu.Job("slow", [sys.executable, "-c", "import time; time.sleep(1.5)"])
+    quick = gpu.Job("quick", [sys.executable, "-c", "raise SystemExit(3)"])
+    assert gpu.run_groups([slow, quick], tmp_path) is False
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("FAIL") and "quick  (exit 3; log: " in lines[0]
+    assert float(lines[0].split()[1]) < 1.0
+    assert lines[1].startswith("ok") and lines[1].endswith("slow") and float(lines[1].split()[1]) >= 1.5
+    assert lines[2].startswith("FAILED: 2 items")

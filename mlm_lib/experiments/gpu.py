@@ -139,12 +139,17 @@ def run_groups(jobs: list[Job], log_dir: Path) -> bool:
             running.append((job, log, time.perf_counter(),
                             subprocess.Popen(job.argv, cwd=job.cwd, stdout=log, stderr=subprocess.STDOUT,
                                              env=env | job.env)))
-        for job, log, start, process in running:
-            code = process.wait()
-            log.close()
-            ok &= code == 0
-            print(f"{'ok  ' if code == 0 else 'FAIL'} {time.perf_counter() - start:6.1f} s  {job.name}"
-                  + ("" if code == 0 else f"  (exit {code}; log: {log.name})"), flush=True)
+        while running:  # poll, so that each line gives its own job's time and comes as that job ends
+            for item in [r for r in running if r[3].poll() is not None]:
+                job, log, start, process = item
+                running.remove(item)
+                log.close()
+                ok &= process.returncode == 0
+                print(f"{'ok  ' if process.returncode == 0 else 'FAIL'} {time.perf_counter() - start:6.1f} s  "
+                      f"{job.name}" + ("" if process.returncode == 0
+                                       else f"  (exit {process.returncode}; log: {log.name})"), flush=True)
+            if running:
+                time.sleep(0.1)
     print(f"{'all passed' if ok else 'FAILED'}: {len(jobs)} items in {(time.perf_counter() - started) / 60:.1f} min",
           flush=True)
     return ok
