@@ -36,7 +36,7 @@ lab: $(VENV)/.lab-installed
 	cd notebooks && $(abspath $(VENV))/bin/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root,) $(LAB_ARGS)
 
 test: $(VENV)/.test-installed
-	$(PY) -m pytest tests notebooks $(NBVAL) -n auto --dist loadscope --durations=15
+	$(PY) -m pytest tests notebooks $(NBVAL) -n auto --dist loadscope --no-loadscope-reorder --durations=15
 
 test-fast: $(VENV)/.test-installed   ## library tests only: no notebook runs, no command smoke runs
 	$(PY) -m pytest tests -m "not slow"

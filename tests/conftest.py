@@ -25,6 +25,23 @@ def pytest_configure(config):
         torch.set_num_threads(len(mine))
 
 
+# the slowest files, longest first (`make test --durations`): started first, so that under xdist no worker is
+# left running one of them alone at the end while the other waits (the student copies' test took 332 s of one core)
+HEAVY_FIRST = ("tests/test_lab_environment.py", "notebooks/part1_mlm_from_scratch/07_curriculum.ipynb",
+               "tests/test_gpu.py", "notebooks/part3_why_pretrain/11_fine_tuning.ipynb",
+               "notebooks/part1_mlm_from_scratch/05_training.ipynb", "tests/test_distributed.py",
+               "notebooks/part3_why_pretrain/13_mlm_vs_ltr.ipynb")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Whole files move, in the order above, before the rest: a file's own tests (a notebook's cells) keep their
+    order, and the rest keep theirs (a stable sort)."""
+    def rank(item):
+        path = item.nodeid.split("::")[0]
+        return HEAVY_FIRST.index(path) if path in HEAVY_FIRST else len(HEAVY_FIRST)
+    items.sort(key=rank)
+
+
 @pytest.fixture(scope="session")
 def corpus():
     return load_corpus()

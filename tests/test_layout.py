@@ -182,3 +182,22 @@ def test_readme_stays_within_16000_characters():
     """README is the course's front page: the details live in docs/ (issue 51 set the bound)."""
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     assert len(readme) <= 16_000, f"README.md has {len(readme):,} characters: move detail to docs/"
+
+
+def test_the_slowest_files_start_first_under_xdist():
+    """`make test` keeps collection order (`--no-loadscope-reorder`), and conftest moves the slowest files, each
+    whole and in its own order, to the front; every file it names exists, so a rename cannot silently drop one."""
+    from types import SimpleNamespace
+
+    import conftest
+
+    ROOT = PACKAGE.parent
+    assert "--no-loadscope-reorder" in (ROOT / "Makefile").read_text()
+    for path in conftest.HEAVY_FIRST:
+        assert (ROOT / path).is_file(), path
+    ids = ["tests/test_a.py::x", "tests/test_gpu.py::one", "tests/test_a.py::y", "tests/test_gpu.py::two",
+           "tests/test_lab_environment.py::z"]
+    items = [SimpleNamespace(nodeid=i) for i in ids]
+    conftest.pytest_collection_modifyitems(None, items)
+    assert [i.nodeid for i in items] == ["tests/test_lab_environment.py::z", "tests/test_gpu.py::one",
+                                         "tests/test_gpu.py::two", "tests/test_a.py::x", "tests/test_a.py::y"]
