@@ -198,14 +198,15 @@ def machine_summary(record: dict | str) -> str:
         return record
     flags = ", ".join(record.get("cpu_flags", [])) or "no AVX2"
     gpu = f", GPU {record['gpu']}" if record.get("gpu") else ""
-    return f"{record['cpu']} ({flags}), {record['cores']} cores, {record['threads']} threads, torch {record['torch']}{gpu}"
+    return f"{record['cpu']} ({flags}), {record['cores']} cores, {record['threads']} thread{'s' * (record['threads'] != 1)}, torch {record['torch']}{gpu}"
 
 
 def describe(device: torch.device | str, precision: str | None = None) -> str:
     """One line for a setup cell or a log: 'cuda (NVIDIA T4), fp16' / 'cpu (x86_64 CPU, 2 threads), fp32'."""
     device = torch.device(device)
     precision = precision or precision_for(device)
-    threads = f", {torch.get_num_threads()} threads" if device.type == "cpu" else ""
+    n = torch.get_num_threads()
+    threads = f", {n} thread{'s' * (n != 1)}" if device.type == "cpu" else ""
     return f"{device.type} ({device_name(device)}{threads}), {precision}"
 
 

@@ -104,6 +104,13 @@ def save_pretrained(model, tokenizer, folder, *, max_length: int | None = None, 
     BertForSequenceClassification) and its tokenizer as a Hugging Face folder. The folder appears whole or not at all: everything is written to a temporary folder
     beside it first. An existing folder is replaced only with `overwrite=True`."""
     folder = Path(folder)
+    for given, part in ((model, "model"), (tokenizer, "tokenizer")):
+        if hasattr(given, "model") and hasattr(given, "tokenizer"):  # a Checkpoint (load_model, reference_checkpoint)
+            raise TypeError(f"save_pretrained got a checkpoint as its {part}: pass its parts, "
+                            "save_pretrained(checkpoint.model, checkpoint.tokenizer, folder).")
+    if not hasattr(model, "config"):
+        raise TypeError(f"save_pretrained writes one of the course's models (BertForMLM, BertForPreTraining, "
+                        f"BertForSequenceClassification), not a {type(model).__name__}.")
     if tokenizer.vocab_size != model.config.vocab_size:
         raise ValueError(f"Tokenizer has {tokenizer.vocab_size} tokens but the model {model.config.vocab_size}: "
                          "they do not belong together.")

@@ -130,3 +130,17 @@ def test_every_command_refuses_a_device_it_cannot_use_before_any_work(command, d
     err = capsys.readouterr().err
     assert message in err and "this machine has cpu" in err and "Traceback" not in err
     assert not any(tmp_path.iterdir())  # refused before anything was written
+
+
+def test_one_thread_is_one_thread_not_one_threads():
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert devices.describe("cpu").endswith(", 1 thread), fp32")
+        torch.set_num_threads(2)
+        assert devices.describe("cpu").endswith(", 2 threads), fp32")
+    finally:
+        torch.set_num_threads(threads)
+    record = {"cpu": "AMD EPYC", "cpu_flags": ["avx2"], "cores": 2, "threads": 1, "torch": "2.13.0+cpu"}
+    assert devices.machine_summary(record) == "AMD EPYC (avx2), 2 cores, 1 thread, torch 2.13.0+cpu"
+    assert devices.machine_summary(record | {"threads": 2}).endswith(", 2 threads, torch 2.13.0+cpu")

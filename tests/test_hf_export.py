@@ -111,6 +111,11 @@ def test_export_refuses_and_never_leaves_half_a_folder(char_model, tmp_path):
     with pytest.raises(FileExistsError, match="overwrite=True"):
         save_pretrained(char_model.model, char_model.tokenizer, folder)
     assert (folder / "mine.txt").read_text() == "keep me"
+    with pytest.raises(TypeError, match=r"save_pretrained\(checkpoint.model, checkpoint.tokenizer, folder\)"):
+        save_pretrained(char_model, char_model.tokenizer, tmp_path / "whole")  # notebook 12's Exercise 3, a slip
+    with pytest.raises(TypeError, match="not a str"):
+        save_pretrained("model.pt", char_model.tokenizer, tmp_path / "path")
+    assert not (tmp_path / "whole").exists() and not (tmp_path / "path").exists()
     mismatch = BertForSequenceClassification(BertConfig(vocab_size=10, d_model=16, n_heads=2), 2)
     with pytest.raises(ValueError, match="do not belong together"):
         save_pretrained(mismatch, char_model.tokenizer, tmp_path / "x")

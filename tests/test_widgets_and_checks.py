@@ -657,6 +657,9 @@ WRONG_ANSWERS = [
     (checks.check_hf_name, lambda n: _hf_name(n).replace("LayerNorm", "layernorm"), "spelled another way"),
     (checks.check_hf_name, lambda n: _hf_name(n).replace("LayerNorm", "layer_norm"), "spelled another way"),
     (checks.check_with_mask, lambda t, p, m: t[:p - 1] + m + t[p:], "character before it"),
+    (checks.check_with_mask, lambda t, p, m: t[:p + 1] + m + t[p + 2:], "no \\[CLS\\] in it to shift past"),
+    (checks.check_hf_name, lambda n: _hf_name(n).replace("attention.output.LayerNorm",
+                                                         "attention.output.dense.LayerNorm"), "one part too many"),
     (checks.check_with_mask, lambda t, p, m: list(t[:p]) + [m] + list(t[p + 1:]), "one string"),
     (checks.check_next_token_loss, lambda lg, ids: F_.nll_loss(lg[:, :-1].softmax(-1).reshape(-1, lg.size(-1)),
                                                                ids[:, 1:].reshape(-1)), "\\*log\\*-probability"),
@@ -1340,7 +1343,7 @@ def test_a_pass_for_the_course_solution_says_whose_answer_it_graded(tmp_path, ca
     answers = importlib.import_module("answers")
     checks.check_expected_counts(answers.expected_counts)
     out = capsys.readouterr().out
-    assert out.startswith("✓ Correct.") and "graded expected_counts from the folded solution cell" in out
+    assert out.startswith("✓ Correct, for expected_counts from the folded solution cell above")
     checks.check_expected_counts(answers.mine)
     out = capsys.readouterr().out
     assert out.startswith("✓ Correct.") and "course's solution" not in out
@@ -1502,3 +1505,28 @@ def test_a_schedule_keeps_its_colour_whatever_else_is_picked():
 
     variant = "linear 32->128 by 50%"
     assert variant in labels and colour(labels, variant) == colour([variant], variant)
+
+
+def test_a_check_run_before_its_function_exists_says_how_names_come_to_exist(capsys):
+    """In a kernel (IPython), a NameError keeps its traceback and gains the hint; an ExerciseError shows its
+    message alone; other errors are IPython's own."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from mlm_lib.course.checks._common import NAME_HINT, show_exercise_errors
+
+    shell = InteractiveShell.instance()
+    try:
+        show_exercise_errors()
+        result = shell.run_cell("check_windows(make_windows_not_defined)")
+        out = capsys.readouterr().out
+        assert isinstance(result.error_in_exec, NameError)
+        assert "make_windows_not_defined" in out and out.rstrip().endswith(NAME_HINT)
+        shell.run_cell("from mlm_lib.course.checks._common import ExerciseError\nraise ExerciseError('too short')")
+        out = capsys.readouterr().out
+        assert "ExerciseError" in out and "too short" in out and "Traceback" not in out
+        shell.run_cell("1 / 0")
+        out = capsys.readouterr().out
+        assert "ZeroDivisionError" in out and NAME_HINT not in out
+    finally:
+        shell.set_custom_exc((), None)
+        InteractiveShell.clear_instance()  # other tests run outside IPython, as a script does

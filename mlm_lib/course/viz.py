@@ -92,7 +92,10 @@ def plot_frequencies(counts: dict[str, int], top: int = 40):
     fig, ax = plt.subplots(figsize=(10, 3), dpi=DPI)
     ax.bar(range(len(items)), [n / total for _, n in items], color="#457b9d")
     shown = [_show_char(c) for c, _ in items]
-    ax.set_xticks(range(len(items)), shown, **fonts_for(shown))
+    ax.set_xticks(range(len(items)), shown, fontsize=11, **fonts_for(shown))
+    for label in ax.get_xticklabels():  # letters and digits monospaced: in DejaVu Sans, l and I look alike
+        if label.get_text().isascii() and label.get_text().isalnum():
+            label.set_fontfamily("DejaVu Sans Mono")
     ax.set_ylabel("share of characters")
     ax.set_title(f"The {len(items)} commonest of {len(counts)} distinct characters")
     fig.tight_layout()

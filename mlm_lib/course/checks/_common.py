@@ -113,11 +113,13 @@ def _ok(message: str) -> None:
     """The check passed. Where what it graded is the course's solution (a learner ran the notebook top to bottom, or
     their own definition had another name or did not run), it says so: a ✓ for the folded answer is not theirs."""
     fn, _graded[0] = _graded[0], None
-    print("✓ Correct. " + message)
-    if fn is not None and _is_course_solution(fn):
-        print(f"  (This graded {getattr(fn, '__name__', 'the function')} from the folded solution cell above: the "
-              "course's answer, unless you typed yours into that cell. To grade yours, define a function of that "
-              "name in a new cell right above this check, run it, then this check again.)")
+    if fn is not None and _is_course_solution(fn):  # said first, so that no one reads the ✓ as theirs
+        print(f"✓ Correct, for {getattr(fn, '__name__', 'the function')} from the folded solution cell above: the "
+              "course's answer, unless you typed yours into that cell. " + message)
+        print("  To grade yours, define a function of that name in a new cell right above this check, run it, then "
+              "this check again.")
+    else:
+        print("✓ Correct. " + message)
 
 
 def _carries_gradient(loss: torch.Tensor) -> None:
@@ -147,20 +149,31 @@ def _tensor(x, what: str) -> torch.Tensor:
     return x
 
 
+NAME_HINT = ("Hint: nothing of that name exists in this kernel yet. Check its spelling, and run the cell that "
+             "defines it first: your answer's cell (or the folded solution cell above), or Run > Run All Above "
+             "Selected Cell; after a kernel restart every cell above must run again.")
+
+
 def _exercise_error_only(shell, etype, value, tb, tb_offset=None):
     """IPython custom-exception handler: an ExerciseError shows as its message, without the frames of the
-    check (which would show the expected answer and distract from the learner's own code)."""
-    stb = [f"\x1b[1;31mExerciseError\x1b[0m: {value}"]
+    check (which would show the expected answer and distract from the learner's own code); a NameError (a check
+    run before the cell defining its function, often after a restart) keeps its traceback and gains a line saying
+    how names come to exist."""
+    if issubclass(etype, ExerciseError):
+        stb = [f"\x1b[1;31mExerciseError\x1b[0m: {value}"]
+    else:
+        stb = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset) + [NAME_HINT]
     shell._showtraceback(etype, value, stb)  # IPython leaves the showing to the handler
     return stb
 
 
 def show_exercise_errors() -> None:
-    """In IPython (Jupyter), print ExerciseError as its message alone; the cell still fails, as it should."""
+    """In IPython (Jupyter), print ExerciseError as its message alone, and a NameError with a hint; the cell still
+    fails, as it should."""
     try:
         from IPython import get_ipython
     except ImportError:
         return
     shell = get_ipython()
     if shell is not None:
-        shell.set_custom_exc((ExerciseError,), _exercise_error_only)
+        shell.set_custom_exc((ExerciseError, NameError), _exercise_error_only)

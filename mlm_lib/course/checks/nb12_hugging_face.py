@@ -47,6 +47,12 @@ def check_hf_name(fn) -> None:
         if got.lower().replace("_", "") == want.lower().replace("_", ""):
             raise ExerciseError(f"{ours}: expected {want!r}, got {got!r}: the right module, spelled another way. Names "
                                 "must match exactly: Hugging Face writes `LayerNorm`, one word with two capitals.")
+        parts, wanted = got.split("."), want.split(".")
+        extra = [p for i, p in enumerate(parts) if parts[:i] + parts[i + 1:] == wanted]
+        if extra:
+            raise ExerciseError(f"{ours}: expected {want!r}, got {got!r}: one part too many, {extra[0]!r}. Renaming in "
+                                "steps (one str.replace after another) lets a later step rewrite what an earlier one "
+                                "wrote: rename each part of our name once.")
         raise ExerciseError(f"{ours} should map to {want!r}, got {got!r}. Look at the table above: which of their "
                             "modules holds this part?")
     _ok(f"All {len(cases)} parameter names the check tried (layers 0, 1, 2 and 11 of a 12-layer encoder) map to "
@@ -73,8 +79,10 @@ def check_with_mask(fn) -> None:
                                 f"{text[position - 1]!r}, not {text[position]!r}: positions count from 0, as in "
                                 "Python's indexing.")
         if got == text[:position + 1] + mask_token + text[position + 2:]:
-            raise ExerciseError(f"For {text!r} at {position} the mask replaced the character after it: positions count "
-                                "from 0, as in Python's indexing.")
+            raise ExerciseError(f"For {text!r} at {position} the mask replaced the character after it, "
+                                f"{text[position + 1]!r}, not {text[position]!r}: the position is already the "
+                                "character's index in the text (no [CLS] in it to shift past), so text[position] is "
+                                "the one to replace.")
         if got == text.replace(text[position], mask_token, 1):
             raise ExerciseError(f"For {text!r} at {position} the mask landed at {got.index(mask_token)}: str.replace "
                                 f"changes the first place where {text[position]!r} occurs, not the position asked for. "
