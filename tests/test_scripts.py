@@ -61,6 +61,21 @@ def test_whole_word_experiment_smoke(tmp_path, capsys):
     best = load_checkpoint(tmp_path / "ww" / "best.pt")
     assert best.tokenizer.vocab_size == best.model.config.vocab_size
     assert "mates visible" in capsys.readouterr().out
+    # a re-run on that file's vocabulary (--vocabulary-of) trains on the same pieces at the same ids: the same numbers
+    again = whole_word.main(["--preset", "smoke", "--out", str(tmp_path / "again.json"), "--vocabulary-of",
+                             str(tmp_path / "ww.json")])
+    assert again["tokenizer"] == saved["tokenizer"]
+    def computed(runs):  # all but the clock
+        return [{k: v for k, v in r["history"].items() if "seconds" not in k} for r in runs]
+    assert computed(again["runs"]) == computed(saved["runs"])
+    for argv, said in ((["--preset", "full"], "holds 300 pieces and --preset full trains with 4000"),
+                       (["--preset", "smoke", "--vocabulary-of", str(tmp_path / "none.json")], "no such file")):
+        if "--vocabulary-of" not in argv:
+            argv = [*argv, "--vocabulary-of", str(tmp_path / "ww.json")]
+        with pytest.raises(SystemExit):
+            whole_word.main([*argv, "--out", str(tmp_path / "refused.json")])
+        assert said in capsys.readouterr().err
+    assert not (tmp_path / "refused.json").exists()
 
 
 @pytest.mark.slow

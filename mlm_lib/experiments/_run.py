@@ -165,7 +165,8 @@ def read_results(path, kind: str | None = None, *, option: str = "--out") -> dic
     found = kind_of(data)
     if kind is not None and found != kind:
         what = f"a results file of `{found}`" if found else "not a results file of any command of this course"
-        raise ValueError(f"{option} {path} is {what}, not of `{kind}`: give a file `{kind}` wrote, or another --out")
+        raise ValueError(f"{option} {path} is {what}, not of `{kind}`: give a file `{kind}` wrote"
+                         + (", or another --out" if option == "--out" else ""))
     return data
 
 

@@ -2,6 +2,9 @@
 
     python -m mlm_lib.experiments.whole_word --preset full --out runs/whole_word.json --keep-best   # runs/whole_word/best.pt
     python -m mlm_lib.experiments.whole_word --preset smoke      # seconds: what the tests run
+    python -m mlm_lib.experiments.whole_word --preset full --seeds 2 --threads 1 --stop-at 300 \
+        --vocabulary-of mlm_lib/course/assets/results/whole_word-s2.json --out runs/repro/whole_word-s2.json
+        # a shipped file's first 300 steps again, on its own vocabulary (then mlm_lib.experiments.reproduce)
 
 Every run trains the same model (same sizes, same initial weights for the same seed) on the same WordPiece
 tokens for the same number of steps; only the masking differs: piece by piece (`mask_tokens`) or word by
@@ -27,7 +30,7 @@ from ..training import MaskedLM, TrainConfig, evaluate, train, word_mates_accura
 from ..data import load_corpus, train_val_split
 from ..wordpiece import COURSE_RULE, COURSE_VOCAB_SIZE, WordPieceTokenizer, prepare_wordpiece_data
 from ._args import add_device_options, machine, refusals, today, where
-from ._run import command, open_run, recorded_command, seed_number, whole_number
+from ._run import command, open_run, read_results, recorded_command, seed_number, whole_number
 
 OBJECTIVES = ("pieces", "whole words")
 PRESETS = {
@@ -120,6 +123,9 @@ def main(argv=None) -> dict:
     parser.add_argument("--stop-at", type=whole_number(1), help="end every pretraining at this step, its schedules "
                         "still planned for the whole run: a quick check of a re-run against the shipped file (python "
                         "-m mlm_lib.experiments.reproduce); --resume finishes them")
+    parser.add_argument("--vocabulary-of", metavar="RESULTS.json", help="use the WordPiece vocabulary a whole_word "
+                        "results file holds instead of training one: to re-run that file's seeds number for number "
+                        "(Hugging Face's trainer breaks ties between equal pairs differently from run to run)")
     parser.add_argument("--overwrite", action="store_true", help="replace --out and its folder")
     add_device_options(parser)
     args = parser.parse_args(argv)
@@ -133,14 +139,31 @@ def main(argv=None) -> dict:
         parser.error("--seeds: give at least one seed")
     with refusals(parser, "--corpus" if args.corpus else None):
         text = load_corpus(args.corpus)
-    options = {"--preset": args.preset, "--corpus sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-               "--keep-best": args.keep_best, "--device": device.type, "--precision": precision}
+    corpus_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    vocabulary = None
+    if args.vocabulary_of is not None:
+        with refusals(parser, "--vocabulary-of"):
+            source = read_results(args.vocabulary_of, "whole_word", option="--vocabulary-of")
+        if "tokenizer" not in source:
+            parser.error(f"--vocabulary-of {args.vocabulary_of} holds no vocabulary: give a whole_word results file "
+                         "that records its tokenizer")
+        if source.get("options", {}).get("--corpus sha256", corpus_sha256) != corpus_sha256:
+            parser.error(f"--vocabulary-of {args.vocabulary_of} was trained on another text than this run's: give "
+                         "the --corpus that file used")
+        if source.get("vocab_size") != settings["vocab_size"]:
+            parser.error(f"--vocabulary-of {args.vocabulary_of} holds {source.get('vocab_size')} pieces and "
+                         f"--preset {args.preset} trains with {settings['vocab_size']}: give the file's preset")
+        vocabulary = source["tokenizer"]
+    options = {"--preset": args.preset, "--corpus sha256": corpus_sha256,
+               "--keep-best": args.keep_best, "--device": device.type, "--precision": precision,
+               **({"--vocabulary-of": str(args.vocabulary_of)} if vocabulary is not None else {})}
     out = open_run(parser, "whole_word", args.out, options=options, resume=args.resume, overwrite=args.overwrite,
                    argv=argv)
     previous = out.record if out is not None and out.resuming else {}
     with refusals(parser, "--corpus" if args.corpus else None):
-        if "tokenizer" in previous:  # the vocabulary the earlier runs used (Hugging Face's trainer may tie otherwise)
-            tokenizer = WordPieceTokenizer.from_dict(previous["tokenizer"])
+        if "tokenizer" in previous or vocabulary is not None:  # the earlier runs' vocabulary, or the one given
+            # (Hugging Face's trainer may break ties otherwise)
+            tokenizer = WordPieceTokenizer.from_dict(previous.get("tokenizer") or vocabulary)
             train_text, val_text = train_val_split(text)
             data = (tokenizer, tokenizer.encode(train_text, return_word_ids=True),
                     tokenizer.encode(val_text, return_word_ids=True))
