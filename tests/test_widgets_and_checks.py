@@ -632,6 +632,20 @@ WRONG_ANSWERS = [
      "selected in part"),
     (checks.check_select_whole_words, lambda w, d, p: d[torch.arange(len(w))] < p, "one draw per \\*word\\*"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float((n.double() ** 2).sum())), "\\*number\\*"),
+    (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[:len(w)] < p), "one draw per \\*word\\*"),
+    (checks.check_expected_counts, lambda n, s, m, r: (n * s * (m + r) * (1 - r), n * s * r, n * s * (1 - m - r) * (1 - r)),
+     "independent-draws shortcut"),
+    (checks.check_expected_counts, lambda n, s, m, r: (n * s * m, (n * s - n * s * m) * r, n * s - n * s * m
+                                                       - (n * s - n * s * m) * r), "not of those \\[MASK\\] left"),
+    (checks.check_make_labels, lambda ids, o: torch.where(o == 1 | o == 3, ids, -100), "brackets around each"),
+    (checks.check_make_labels, lambda ids, o: torch.where(o.flatten() != 0, ids.flatten(), -100), "flattened"),
+    (checks.check_make_labels, lambda o, ids: torch.where(o != 0, ids, torch.full_like(ids, -100)), "ids first"),
+    (checks.check_select_whole_words, lambda w, d, p: (w >= 0) and (d[w.clamp(min=0)] < p), "&, \\| and ~"),
+    (checks.check_select_whole_words, lambda w, d, p: (w < 0) | (d[w.clamp(min=0)] < p), "adds the special tokens"),
+    (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float((n.double() ** 2).sum())) / float(n.sum()) ** 2,
+     "Divided by sum\\(n_w\\)\\^2"),
+    (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float((n.double() ** 2).sum()) / float(n.sum())),
+     "square root covers the division"),
     (checks.check_share_std, lambda n, p: p * (1 - p) * math.sqrt(float((n.double() ** 2).sum())) / float(n.sum()),
      "outside the square root"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) / len(n)), "selected \\*words\\*"),
@@ -743,6 +757,13 @@ def test_wordpiece_views_and_widgets():
     widget.children[3].value = False  # the whole-words box
     widget.children[0].value = "naïve 🙂"  # a message, not a traceback
     explorer = prediction_widget(model, tok, text)
+    import matplotlib.pyplot as plt
+    plt.close("all")
+    explorer.children[1].children[0].value = 0.5  # more blanks, then another blank's chart, twice:
+    for blank in (1, 2):
+        explorer.children[2].children[1].value = blank
+    assert plt.get_fignums() == []  # no chart left open to appear under a later cell
+    assert "random" not in wordpiece_prediction_view(model, tok, text)[0]  # every blank is [MASK]: no other colours
     explorer.children[0].value = text * 3  # too long: a message
     explorer.children[2].children[0].value = False
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import html
+import math
 import re
 import warnings
 
@@ -183,12 +184,15 @@ def plot_topk(candidates: list[tuple[str, float]], title: str = "", ax=None, ori
         fig.subplots_adjust(left=0.2, right=0.95, bottom=0.5 / (0.35 * len(candidates) + 0.8) + 0.1, top=0.85)
     names = [repr(_show_char(t)) for t, _ in candidates][::-1]
     colours = ["#2a9d8f" if original is None or t == original else "#bbbbbb" for t, _ in candidates][::-1]
-    ax.barh(names, [p for _, p in candidates][::-1], color=colours)
+    bars = ax.barh(names, [p for _, p in candidates][::-1], color=colours)
+    ax.bar_label(bars, [f"{p:.1%}" for _, p in candidates][::-1], padding=2, fontsize=8)
     if original is not None:
         title += " (green)" if any(t == original for t, _ in candidates) else " (not among these)"
     if fonts := fonts_for(names):
         ax.set_yticks(range(len(names)), names, **fonts)
-    ax.set_xlim(0, 1)
+    # the whole 0-1 scale when a guess is likely; else a scale that shows the small bars (each labelled)
+    top = max((p for _, p in candidates), default=1.0)
+    ax.set_xlim(0, 1 if top > 0.4 else math.ceil(top * 1.3 / 0.05) * 0.05)
     ax.set_xlabel("probability")
     ax.set_title(title, fontsize=10)
     return ax.figure
@@ -331,8 +335,10 @@ def pieces_html(pieces_in: list[str], pieces_out: list[str], outcome, word_ids, 
         words.append(current)
     boxes = "".join(f'<span style="display:inline-block;border:1px solid #bbb;border-radius:4px;padding:1px 3px;'
                     f'margin:2px">{"&thinsp;".join(w)}</span>' for w in words)
+    present = {int(c) for c in outcome}  # the legend names only the outcomes this text shows
     legend = " ".join(f'<span style="background:{c};padding:0 4px;border-radius:3px">{OUTCOME_NAMES[k]}</span>'
-                      for k, c in OUTCOME_COLOURS.items() if c) + " &nbsp;(a frame = one word; hover for the original)"
+                      for k, c in OUTCOME_COLOURS.items() if c and k in present) + \
+        " &nbsp;(a frame = one word; hover for the original)"
     head = f"<b>{html.escape(title)}</b><br>" if title else ""
     return (f'<div style="font-family:monospace;line-height:1.9">{head}{boxes}'
             f'<div style="margin-top:4px;font-size:90%">{legend}</div></div>')

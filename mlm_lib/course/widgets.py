@@ -117,8 +117,8 @@ def _wordpiece_masking_view(text, tokenizer, select_prob, mask_prob, random_prob
     words = int(word_ids.max()) + 1 if (word_ids >= 0).any() else 0
     touched = len(set(word_ids[selected].tolist()))
     whole = sum(bool(selected[word_ids == w].all()) for w in set(word_ids[selected].tolist()))
-    summary = (f"{len(ids)} pieces in {words} words; {int(selected.sum())} pieces selected "
-               f"({int(selected.sum()) / len(ids):.0%}) in {touched} words, {whole} of them whole: " +
+    summary = (f"{_plural(len(ids), 'piece')} in {_plural(words, 'word')}; {_plural(int(selected.sum()), 'piece')} "
+               f"selected ({int(selected.sum()) / len(ids):.0%}) in {_plural(touched, 'word')}, {whole} of them whole: " +
                ", ".join(f"{v} {k}" for k, v in counts.items() if k != "not selected"))
     return pieces_html([tokenizer.tokens[i] for i in ids.tolist()], [tokenizer.tokens[i] for i in inputs.tolist()],
                        outcome, word_ids, title=summary), counts
@@ -400,6 +400,7 @@ def wordpiece_prediction_view(model, tokenizer, text: str, *, select_prob: float
 
 def _wordpiece_prediction_widget(model, tokenizer, text: str, seed: int = 0):
     import ipywidgets as w
+    import matplotlib.pyplot as plt
     from IPython.display import HTML, Image, display
 
     box = w.Textarea(value=text, layout=w.Layout(width="100%", height="70px"), description="text")
@@ -423,6 +424,7 @@ def _wordpiece_prediction_widget(model, tokenizer, text: str, seed: int = 0):
                         focus=0, whole_words=whole.value)
                     focus.max = len(predictions) - 1  # follows the blanks before drawing the focused one
                     if focus.value:
+                        plt.close(fig)  # blank 0's chart, drawn but not shown: closed, or it appears under a later cell
                         html_text, fig, _ = wordpiece_prediction_view(
                             model, tokenizer, box.value, select_prob=select.value, seed=seed_box.value, k=top_k.value,
                             focus=focus.value, whole_words=whole.value)

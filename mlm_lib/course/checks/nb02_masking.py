@@ -5,7 +5,7 @@ import math
 
 import torch
 
-from ._common import ExerciseError, _call, _none_message, _ok, _tensor
+from ._common import ExerciseError, _call, _learner_line, _none_message, _ok, _tensor
 
 
 def check_expected_counts(fn) -> None:
@@ -32,7 +32,17 @@ def check_expected_counts(fn) -> None:
                                  for a, b in zip(sorted(got), sorted(expected))):
             raise ExerciseError(f"For {args} the right three numbers in another order, {shown}: return them as "
                                 "(n_mask, n_random, n_unchanged).")
-        if (len(got) == 3 and math.isclose(got[0], expected[0], rel_tol=1e-6) and got[1] < expected[1]
+        if len(got) == 3 and all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9) for a, b in zip(got, (
+                n * s * (m + r) * (1 - r), n * s * r, n * s * (1 - m - r) * (1 - r)))):
+            raise ExerciseError(f"For {args} you gave {shown}: the independent-draws shortcut of section 7, where the "
+                                "random draw overwrites some [MASK] and unchanged positions. Each selected position "
+                                "gets exactly one outcome, with the shares mask_prob, random_prob and the rest.")
+        if (len(got) == 3 and math.isclose(got[0], expected[0], rel_tol=1e-6) and
+                math.isclose(got[1], (n * s - expected[0]) * r, rel_tol=1e-6) and r not in (0, 1 - m)):
+            raise ExerciseError(f"For {args} the random count is off ({got[1]:g}, expected {expected[1]:g}): "
+                                "random_prob is a share of all the selected positions, not of those [MASK] left.")
+        if (len(got) == 3 and math.isclose(got[0], expected[0], rel_tol=1e-6)
+                and expected[1] * 0.9 < got[1] < expected[1]
                 and math.isclose(got[1] + got[2], expected[1] + expected[2], rel_tol=1e-6)):
             raise ExerciseError(f"For {args} the random and unchanged counts are off ({shown}), though together they "
                                 "are right: a random draw that happens to hit the original token still counts as "
@@ -60,6 +70,11 @@ OUTCOME_WORDS = {1: "shown [MASK] (outcome 1)", 2: "shown a random token (outcom
 
 
 def _labels_hint(err):
+    line = _learner_line(err)
+    if "Boolean value of Tensor with more than one value" in str(err) and ("|" in line or "&" in line) \
+            and "==" in line:
+        return ("| and & bind more tightly than ==, so `a == 1 | a == 3` reads as `a == (1 | a) == 3`, a chained "
+                "comparison that needs one True/False. Put brackets around each comparison: (a == 1) | (a == 3).")
     if "Boolean value of Tensor with more than one value" in str(err):
         return ("ids and outcome can be a batch (windows x length), as the check's first case is: an `if` on one "
                 "element reads a whole row there. Compare whole tensors instead (outcome == 0 is a tensor of "
@@ -80,12 +95,17 @@ def _labels_case(fn, ids, outcome):
     selected = outcome != 0
     expected = torch.where(selected, ids, torch.full_like(ids, -100))
     if got.shape != ids.shape:
-        raise ExerciseError(f"Labels have the shape of ids, {tuple(ids.shape)}; got {tuple(got.shape)}.")
+        flat = " (as many values: flattened, and never given the shape of ids back)" if got.numel() == ids.numel() \
+            else ""
+        raise ExerciseError(f"Labels have the shape of ids, {tuple(ids.shape)}; got {tuple(got.shape)}{flat}.")
     if got.dtype != torch.long:
         raise ExerciseError(f"Labels must be whole token ids (torch.long, the dtype of ids), not {got.dtype}: "
                             "cross_entropy reads them as class indices.")
     if torch.equal(got, expected):
         return
+    if torch.equal(got, torch.where(ids != 0, outcome, torch.full_like(ids, -100))):
+        raise ExerciseError("Your labels hold outcome codes (0-3) where the ids belong: the function is called as "
+                            "make_labels(ids, outcome), ids first.")
     if selected.any() and (~selected).any():
         if torch.equal(got[~selected], torch.zeros_like(got[~selected])):
             raise ExerciseError("Unselected positions need -100, not 0: id 0 is [PAD], a real class the loss would "
@@ -124,8 +144,8 @@ def check_make_labels(fn) -> None:
     for k, (case_ids, case_outcome) in enumerate(cases):
         try:
             _labels_case(fn, case_ids.clone(), case_outcome)
-        except ExerciseError:
-            if k == 0:  # the batch: is the answer right for one window alone?
+        except ExerciseError as err:
+            if k == 0 and "flattened" not in str(err):  # the batch: is the answer right for one window alone?
                 try:
                     _labels_case(fn, case_ids[0].clone(), case_outcome[0])
                 except ExerciseError:

@@ -9,9 +9,12 @@ from ._common import ExerciseError, _call, _ok, _tensor
 
 
 def _select_hint(err):
-    if isinstance(err, IndexError):
+    if isinstance(err, IndexError) or "must match the size" in str(err):
         return ("word_draw holds one draw per *word*, not one per piece: a piece finds its word's draw through its "
                 "word id.")
+    if "ambiguous" in str(err):
+        return ("`and`, `or` and `not` ask Python for one True or False, and a tensor of many values has none: "
+                "combine tensors of True/False with &, | and ~, with brackets around each comparison.")
     return None
 
 
@@ -19,14 +22,15 @@ def check_select_whole_words(fn) -> None:
     """fn(word_ids, word_draw, select_prob) -> bool tensor: a piece is selected when its word's draw
     (word_draw[word id]) is below select_prob; specials (word id -1) never."""
     g = torch.Generator().manual_seed(0)
-    for length in (12, 40):
+    for length, ends in ((12, (0.9, 0.95)), (40, (0.02, 0.01))):
         sizes = torch.randint(1, 4, (length,), generator=g)
         word_ids = torch.repeat_interleave(torch.arange(length), sizes)[:length]
         word_ids[0] = word_ids[-1] = -1
         n_words = int(word_ids.max()) + 1
         draw = torch.rand(n_words, generator=g)
-        draw[-1] = 0.01  # the last word is selected: indexing with -1 would select the specials with it
-        draw[0] = 0.02  # and the first: word 0 is a word like any other
+        # first the first and last words left alone (a selection that adds the specials shows), then both
+        # selected: indexing with -1 would select the specials with the last, and word 0 is a word like any other
+        draw[0], draw[-1] = ends
         expected = (word_ids >= 0) & (draw[word_ids.clamp(min=0)] < 0.3)
         given = word_ids.clone()
         got = _tensor(_call(fn, given, draw.clone(), 0.3, hint=_select_hint), "the selection")
@@ -51,9 +55,14 @@ def check_select_whole_words(fn) -> None:
             clamped = torch.equal(got, draw[word_ids.clamp(min=0)] < 0.3)
             last = torch.equal(got, draw[word_ids] < 0.3)
             how = ("indexing with -1 reads the *last word's* draw, and clamped to 0 it reads word 0's" if clamped and last
-                   else "clamped to 0 it reads word 0's draw" if clamped else "indexing with -1 reads the *last word's* draw")
-            raise ExerciseError(f"A special token was selected. Its word id is -1, and {how}: leave the specials out "
-                                "yourself (word_ids >= 0).")
+                   else "clamped to 0 it reads word 0's draw" if clamped else "indexing with -1 reads the *last word's* draw"
+                   if last else None)
+            if how is None and torch.equal(got, expected | (word_ids < 0)):
+                raise ExerciseError("Your selection adds the special tokens (word id -1) to the selected words: "
+                                    "specials are never selected. A piece is selected when it belongs to a word "
+                                    "(word_ids >= 0) *and* its word's draw is below select_prob.")
+            raise ExerciseError("A special token was selected. Its word id is -1" + (f", and {how}" if how else "")
+                                + ": leave the specials out yourself (word_ids >= 0).")
         split = [int(w) for w in word_ids[word_ids >= 0].unique() if got[word_ids == w].any() and not got[word_ids == w].all()]
         if split:
             raise ExerciseError(f"Word {split[0]} is selected in part: its pieces got different answers. All the "
@@ -70,7 +79,9 @@ def check_select_whole_words(fn) -> None:
 def check_share_std(fn) -> None:
     """fn(word_sizes, select_prob) -> the standard deviation of the share of selected pieces, when each word
     is selected with probability select_prob: sqrt(p (1 - p) sum(n_w^2)) / sum(n_w)."""
-    for sizes, p in (([1, 1, 1, 1], 0.5), ([1, 2, 3, 4, 1], 0.15), ([3] * 100, 0.15), ([5], 0.3)):
+    # unequal sizes first: with words of one piece each, sum(n_w), sum(n_w^2) and the number of words are equal,
+    # and several slips would give the same number there
+    for sizes, p in (([1, 2, 3, 4, 1], 0.15), ([3] * 100, 0.15), ([5], 0.3), ([1, 1, 1, 1], 0.5)):
         expected = math.sqrt(p * (1 - p) * sum(n * n for n in sizes)) / sum(sizes)
         got = _call(fn, torch.tensor(sizes), p)
         try:
@@ -96,7 +107,13 @@ def check_share_std(fn) -> None:
                  p * (1 - p) * math.sqrt(squares) / total: "p (1 - p) stands outside the square root: it is part "
                  "of the variance, so the square root covers it too.",
                  math.sqrt(p * (1 - p) / words): "That is the binomial error of the share of selected *words*; the "
-                 "share asked for is of pieces, and a word of n pieces adds n of them at once."}
+                 "share asked for is of pieces, and a word of n pieces adds n of them at once.",
+                 math.sqrt(p * (1 - p) * squares) / total ** 2: "Divided by sum(n_w)^2: the share is the count "
+                 "divided by sum(n_w), so its standard deviation is the count's divided by sum(n_w), once (the "
+                 "square belongs to the variance).",
+                 math.sqrt(p * (1 - p) * squares / total): "The square root covers the division by sum(n_w) there: "
+                 "divide the count's standard deviation by sum(n_w) (or its variance by sum(n_w)^2, then take the "
+                 "square root)."}
         for value, message in slips.items():
             if math.isclose(got, value, rel_tol=1e-6):
                 raise ExerciseError(f"For sizes {sizes} and p={p}: {message}")
