@@ -174,14 +174,15 @@ def test_the_ablation_reproduces_bit_for_bit_by_todays_command():
 
 
 def test_seeds_added_later_reproduce_bit_for_bit_by_todays_command():
-    """assets/results/reproduced-seeds.json: the first steps of two seeds added on 2026-11-26, re-run by today's
+    """assets/results/reproduced-seeds.json: the first steps of three seeds added on 2026-11-26 (whole_word's on its
+    recorded vocabulary, --vocabulary-of), re-run by today's
     commands with --stop-at, every number the two share identical; the README shows the report's table."""
     from pathlib import Path
     from mlm_lib.course.assets import load_json_results
     report = load_json_results("reproduced-seeds")
     readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
     assert "<!-- reproduce-seeds -->\n" + reproduce.table(report) + "\n<!-- /reproduce-seeds -->" in readme
-    assert {e["shipped"] for e in report["files"]} == {"sentence_head-s2.json", "mlm_vs_ltr-s1.json"}
+    assert {e["shipped"] for e in report["files"]} == {"sentence_head-s2.json", "mlm_vs_ltr-s1.json", "whole_word-s2.json"}
     for entry in report["files"]:
         c = entry["comparison"]
         parts = c["runs"] + ([c["rest"]] if c["rest"]["compared"] else [])
