@@ -113,6 +113,13 @@ def _hf_name(name):
     return f"bert.encoder.layer.{i}.{parts[part]}.{kind}"
 
 
+def _fill_in_popping(text, positions, guesses):  # 00 Ex2, right text, but it empties the caller's lists
+    chars = list(text)
+    while positions:
+        chars[positions.pop()] = guesses.pop()
+    return "".join(chars)
+
+
 def _rtd(logits, replaced, mask):  # a right answer to 15's Exercise 2
     losses = torch.nn.functional.binary_cross_entropy_with_logits(logits, replaced.float(), reduction="none")
     return (losses * mask).sum() / mask.sum()
@@ -633,6 +640,9 @@ WRONG_ANSWERS = [
     (checks.check_select_whole_words, lambda w, d, p: d[torch.arange(len(w))] < p, "one draw per \\*word\\*"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float((n.double() ** 2).sum())), "\\*number\\*"),
     (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[:len(w)] < p), "one draw per \\*word\\*"),
+    (checks.check_blank_positions, lambda t: [sum(len(p) for p in t.split("_")[:k + 1]) for k in range(t.count("_"))],
+     "blanks themselves were not counted"),
+    (checks.check_fill_in, _fill_in_popping, "list.pop\\(\\)"),
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * (m + r) * (1 - r), n * s * r, n * s * (1 - m - r) * (1 - r)),
      "independent-draws shortcut"),
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * m, (n * s - n * s * m) * r, n * s - n * s * m

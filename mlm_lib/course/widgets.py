@@ -37,7 +37,7 @@ def _placeholder(box, what: str):
     def bundle(**kwargs):
         data = original(**kwargs)
         if data:
-            data["text/plain"] = f"[{what}: an interactive widget. Run the notebook to use it; the picture above shows its starting state.]"
+            data["text/plain"] = f"[{what}: an interactive widget. Run the notebook to use it; what is shown above is its starting state.]"
         return data
 
     box._repr_mimebundle_ = bundle

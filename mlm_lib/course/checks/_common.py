@@ -151,7 +151,8 @@ def _tensor(x, what: str) -> torch.Tensor:
 
 NAME_HINT = ("Hint: nothing of that name exists in this kernel yet. Check its spelling, and run the cell that "
              "defines it first: your answer's cell (or the folded solution cell above), or Run > Run All Above "
-             "Selected Cell; after a kernel restart every cell above must run again.")
+             "Selected Cell; after a kernel restart every cell above must run again. If a cell above stopped with "
+             "an error, the names it would have made are missing: fix that error first.")
 
 
 def _exercise_error_only(shell, etype, value, tb, tb_offset=None):

@@ -64,6 +64,9 @@ def check_blank_positions(fn) -> None:
             raise ExerciseError(f"For {text!r} expected {expected}, got {got}, and the same for '_': your function "
                                 "does not read its argument. Look for the blanks in `text`, the text it is given, "
                                 "not in the notebook's sentence.")
+        if len(got) == len(expected) and got == [p - i for i, p in enumerate(expected)]:
+            raise ExerciseError(f"For {text!r} expected {expected}, got {got}: the blanks themselves were not "
+                                "counted. Every character counts towards a position, each `_` too.")
         raise ExerciseError(f"For {text!r} expected {expected}, got {got}: positions count every character from "
                             "the start of the text, the first one being 0.")
     _ok("Those are the positions the model will see as [MASK]."
@@ -87,9 +90,11 @@ def check_fill_in(fn) -> None:
         given_positions, given_guesses = list(positions), list(guesses)
         got = _call(fn, text, given_positions, given_guesses)
         if (given_positions, given_guesses) != (positions, guesses):
-            raise ExerciseError(f"Your function changed the lists it was given (positions became {given_positions}): "
-                                "list.sort() and similar methods change the caller's list in place. sorted(...) "
-                                "makes a new one.")
+            changed = "positions" if given_positions != positions else "guesses"
+            shown = given_positions if changed == "positions" else given_guesses
+            raise ExerciseError(f"Your function changed the lists it was given ({changed} became {shown}): "
+                                "list.sort(), list.pop() and similar methods change the caller's list in place, and "
+                                "the caller may still need it. sorted(...) or a copy, list(positions), make a new one.")
         if got == expected:
             continue
         if got is None and not positions:
