@@ -115,8 +115,9 @@ def plot_attention(weights, labels, title: str = "", ax=None, vmax: float | None
         for i in range(weights.shape[0]):     # a bright cell beside a frame reads as a neighbour
             ax.add_patch(Rectangle((i - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="white", lw=0.8, alpha=0.8))
     shown = [_show_char(t) for t in labels]
-    ax.set_xticks(range(len(shown)), shown, fontsize=10, **fonts_for(shown))
-    ax.set_yticks(range(len(shown)), shown, fontsize=10, **fonts_for(shown))
+    size = 10 if len(shown) <= 20 else max(5, 200 // len(shown))  # longer texts: smaller labels that do not overlap
+    ax.set_xticks(range(len(shown)), shown, fontsize=size, **fonts_for(shown))
+    ax.set_yticks(range(len(shown)), shown, fontsize=size, **fonts_for(shown))
     ax.set_xlabel("key (attended to)")
     ax.set_ylabel("query")
     ax.set_title(title, fontsize=10)
