@@ -120,6 +120,23 @@ def _fill_in_popping(text, positions, guesses):  # 00 Ex2, right text, but it em
     return "".join(chars)
 
 
+def _pair_row_inserting(a, b, max_len, cls_id, sep_id, pad_id):  # 10 Ex1, right rows, but it edits the caller's A
+    a.insert(0, cls_id)
+    a.append(sep_id)
+    ids = a + b + [sep_id]
+    types = [0] * len(a) + [1] * (len(b) + 1)
+    pad = max_len - len(ids)
+    return ids + [pad_id] * pad, types + [0] * pad, [1] * len(ids) + [0] * pad
+
+
+def _truncate_shorter(a, b, max_tokens, fronts):  # 10 Ex2, trimming the shorter side
+    a, b, fronts = list(a), list(b), iter(fronts)
+    while len(a) + len(b) > max_tokens:
+        side = a if len(a) < len(b) else b
+        side.pop(0) if next(fronts) else side.pop()
+    return a, b
+
+
 def _rtd(logits, replaced, mask):  # a right answer to 15's Exercise 2
     losses = torch.nn.functional.binary_cross_entropy_with_logits(logits, replaced.float(), reduction="none")
     return (losses * mask).sum() / mask.sum()
@@ -640,6 +657,8 @@ WRONG_ANSWERS = [
     (checks.check_select_whole_words, lambda w, d, p: d[torch.arange(len(w))] < p, "one draw per \\*word\\*"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float((n.double() ** 2).sum())), "\\*number\\*"),
     (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[:len(w)] < p), "one draw per \\*word\\*"),
+    (checks.check_pair_row, _pair_row_inserting, "changed the lists it was given"),
+    (checks.check_truncate, _truncate_shorter, "from the \\*longer\\* side"),
     (checks.check_blank_positions, lambda t: [sum(len(p) for p in t.split("_")[:k + 1]) for k in range(t.count("_"))],
      "blanks themselves were not counted"),
     (checks.check_fill_in, _fill_in_popping, "list.pop\\(\\)"),

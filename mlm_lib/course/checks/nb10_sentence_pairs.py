@@ -28,7 +28,12 @@ def check_pair_row(fn) -> None:
     [CLS] A [SEP] B [SEP] then padding; types 0 for [CLS] A [SEP], 1 for B [SEP], 0 on padding."""
     cases = [([11, 12, 13], [21, 22], 10, 2, 3, 0), ([7], [8], 5, 2, 3, 0), ([30, 31], [40, 41, 42, 43], 12, 101, 102, 0)]
     for a, b, max_len, cls_id, sep_id, pad_id in cases:
-        got = _call(fn, list(a), list(b), max_len, cls_id, sep_id, pad_id)
+        given_a, given_b = list(a), list(b)
+        got = _call(fn, given_a, given_b, max_len, cls_id, sep_id, pad_id)
+        if (given_a, given_b) != (a, b):
+            raise ExerciseError(f"Your function changed the lists it was given (A became {given_a}): insert, append "
+                                "and similar methods change the caller's list in place, and the caller may still "
+                                "need it. Build a new list, e.g. [cls_id] + a + [sep_id].")
         if not isinstance(got, (tuple, list)) or len(got) != 3:
             raise ExerciseError("Return three things: (input_ids, token_type_ids, attention_mask).")
         if not all(isinstance(g, list) for g in got):
@@ -105,7 +110,7 @@ def _truncate_hint(err):
     if "not an iterator" in str(err):
         return ("`fronts` is a list, and next() needs an iterator: make one once, before the loop (iter(fronts)), "
                 "or read fronts[i] with a counter that grows by one per token removed.")
-    if isinstance(err, IndexError) and "assignment" in str(err):
+    if isinstance(err, IndexError) and ("assignment" in str(err) or "pop from empty list" in str(err)):
         return "you deleted a token from an empty list: each trim takes a token from the *longer* side."
     if isinstance(err, IndexError):
         return ("you read past the end of `fronts`, which holds one value per token that must go: does your loop "
