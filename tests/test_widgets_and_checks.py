@@ -120,6 +120,12 @@ def _fill_in_popping(text, positions, guesses):  # 00 Ex2, right text, but it em
     return "".join(chars)
 
 
+def _params(c):  # 04 Ex1's right count, as a formula
+    d, f, layers = c.d_model, c.d_ff, c.n_layers
+    return (d * (c.vocab_size + c.max_len + c.type_vocab_size + 2) + layers * (4 * d * d + 2 * d * f + f + 9 * d)
+            + d * d + 3 * d + c.vocab_size + (2 * d if c.pre_ln else 0))
+
+
 def _pair_row_inserting(a, b, max_len, cls_id, sep_id, pad_id):  # 10 Ex1, right rows, but it edits the caller's A
     a.insert(0, cls_id)
     a.append(sep_id)
@@ -657,6 +663,9 @@ WRONG_ANSWERS = [
     (checks.check_select_whole_words, lambda w, d, p: d[torch.arange(len(w))] < p, "one draw per \\*word\\*"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float((n.double() ** 2).sum())), "\\*number\\*"),
     (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[:len(w)] < p), "one draw per \\*word\\*"),
+    (checks.check_count_parameters, lambda c: _params(c) - c.d_model, "head's dense layer has a bias"),
+    (checks.check_count_parameters, lambda c: _params(c) - c.d_model * c.n_layers, "output layer \\(d_ff to d_model\\)"),
+    (checks.check_count_parameters, lambda c: _params(c) - (c.max_len - 32) * c.d_model, "has 32 rows on every"),
     (checks.check_pair_row, _pair_row_inserting, "changed the lists it was given"),
     (checks.check_truncate, _truncate_shorter, "from the \\*longer\\* side"),
     (checks.check_blank_positions, lambda t: [sum(len(p) for p in t.split("_")[:k + 1]) for k in range(t.count("_"))],

@@ -398,7 +398,7 @@ def encoder_diagram(config):
     ax.annotate("", xy=(0.4 + (ew - 0.25) / 2, 0.8), xytext=(cx - bw / 2, y + 0.31),
                 arrowprops=dict(arrowstyle="-", ls="--", color="#2a9d8f", connectionstyle="arc3,rad=0.25"))
     ax.text(0.45, 3.9, "decoder tied to\nthe word embedding:\none matrix", fontsize=8.5, color="#2a9d8f")
-    _box(ax, cx - bw / 2, y + 0.82, bw, 0.38, f"logits: one score per token ({V} per position)", LOSS, size=8.5)
+    _box(ax, cx - bw / 2, y + 0.82, bw, 0.38, f"logits: one score per vocabulary entry ({V} per position)", LOSS, size=8.5)
     _arrow(ax, (cx, y + 0.62), (cx, y + 0.82))
     kind = "pre-LN" if c.pre_ln else "post-LN, as BERT"
     top = y + 1.55

@@ -53,14 +53,21 @@ def _count_slips(config) -> dict[str, tuple[int, str]]:
                                                            "and d_model numbers"),
         "half norms": (right - norms * d, "a LayerNorm has two vectors of d_model, a scale and a shift"),
         "head dense": (right - (d * d + d), "the MLM head starts with a dense layer, d_model x d_model plus a bias"),
-        "one norm": (right - 2 * d, ("pre_ln=True adds one more LayerNorm after the last layer (2 x d_model)"
-                                     if config.pre_ln else "a LayerNorm is missing: 2 x d_model each, one after the "
-                                                           "embeddings, two per layer, one in the head")),
+        "head dense bias": (right - d, "the MLM head's dense layer has a bias of d_model"),
+        "ffn out bias": (right - d * layers, "the feed-forward output layer (d_ff to d_model) has a bias of d_model"),
+        "ffn in bias": (right - config.d_ff * layers, "the feed-forward input layer (d_model to d_ff) has a bias of "
+                                                     "d_ff"),
+        "one norm": (right - 2 * d, "a LayerNorm is missing: 2 x d_model each, one after the embeddings, two per "
+                                    "layer, one in the head" + (", and with pre_ln one more after the last layer"
+                                                                if config.pre_ln else "")),
+        # only pre-LN has the final norm: without it, the count is right for post-LN and 2 x d_model short for pre-LN
+        "final norm": (right - 2 * d if config.pre_ln else right,
+                       "pre_ln=True adds one more LayerNorm after the last layer (2 x d_model)"),
     }
     for field, usual in (("type_vocab_size", 2), ("d_ff", 4 * d), ("max_len", 512), ("max_len", 128)):
         if getattr(config, field) != usual:
             changed = BertForMLM(dataclasses.replace(config, **{field: usual})).num_parameters()
-            slips[f"{field}={usual}"] = (changed, f"that is the count for {field}={usual}, but this configuration "
+            slips[f"{field}=4 x d_model" if field == "d_ff" else f"{field}={usual}"] = (changed, f"that is the count for {field}={usual}, but this configuration "
                                                   f"has {field}={getattr(config, field)}: read every size from the "
                                                   "configuration")
     return slips
@@ -92,15 +99,21 @@ def check_count_parameters(fn) -> None:
         _ok("Your formula matches sum(p.numel() for p in model.parameters()).")
         return
     config, expected, got = wrong[0]
-    slips = [_count_slips(c) for c, _, _ in wrong]
-    # the slip that gives the learner's number on the first wrong configuration and on as many others as it can
-    fitting = [key for key, (value, _) in slips[0].items() if value == got]
-    fitting.sort(key=lambda key: -sum(key in s and s[key][0] == g for s, (_, _, g) in zip(slips, wrong)))
+    every = [(_count_slips(c), e, g) for c, e, g in answers]
+    # a slip is named only if it gives the learner's number on every configuration the check tried (where a slip
+    # cannot happen, the right count): on one configuration several slips can give the same number
+    fitting = [key for key in _count_slips(config) if all(s.get(key, (e, ""))[0] == g for s, e, g in every)]
+    slips = [_count_slips(config)]
     same = len({got for _, _, got in answers}) == 1  # one number for three configurations: sizes read elsewhere
+    rows = {c.max_len - (e - g) // c.d_model for c, e, g in wrong if (e - g) % c.d_model == 0}
+    window = next(iter(rows)) if len(rows) == 1 and all((e - g) % c.d_model == 0 for c, e, g in wrong) else None
     hint = (f"your function returned {got:,} for all three configurations the check tried, so it reads sizes from "
             "elsewhere (the notebook's own d_model, d_ff, ... or fixed numbers): read every size from `config`, "
             "config.d_model, config.d_ff, config.vocab_size, ..." if same else
             slips[0][fitting[0]][1] if fitting else
+            f"your position table has {window} rows on every configuration: it has one row per position the model "
+            "can read, config.max_len, whatever length the windows of a notebook have" if window and 0 < window
+            and all(window != c.max_len for c, _, _ in wrong) else
             "count weights and biases of every Linear, 2 x d_model per LayerNorm (embeddings, 2 per layer, head, and "
             "a final one with pre_ln), and the three embedding tables")
     named = ", ".join(f"{k}={getattr(config, k)}" for k in ("vocab_size", "d_model", "n_layers", "d_ff", "max_len",
