@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 from matplotlib import font_manager
 from matplotlib.ft2font import FT2Font
 from matplotlib.patches import Rectangle
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from ..masking import MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED
 
@@ -193,7 +193,9 @@ def plot_topk(candidates: list[tuple[str, float]], title: str = "", ax=None, ori
         ax.set_yticks(range(len(names)), names, **fonts)
     # the whole 0-1 scale when a guess is likely; else a scale that shows the small bars (each labelled)
     top = max((p for _, p in candidates), default=1.0)
-    ax.set_xlim(0, 1 if top > 0.4 else math.ceil(top * 1.3 / 0.05) * 0.05)
+    right = 1 if top > 0.4 else math.ceil(top * 1.3 / 0.05) * 0.05
+    ax.set_xlim(0, right * 1.18)  # room for the label of the longest bar
+    ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
     ax.set_xlabel("probability")
     ax.set_title(title, fontsize=10)
     return ax.figure

@@ -76,7 +76,8 @@ def _known(text: str, tokenizer) -> None:
     if unknown:
         ordinary = tokenizer.vocab_size - len(tokenizer.special_ids)
         raise ValueError(f"The tokenizer has never seen {', '.join(map(repr, unknown))}: its vocabulary is the "
-                         f"{ordinary} characters of the text it was built from. Replace or remove them.")
+                         f"{ordinary} characters of the text it was built from (and {len(tokenizer.special_ids)} "
+                         "special tokens). Replace or remove them.")
 
 
 # ---- 02 masking ---------------------------------------------------------------------------------------
@@ -295,7 +296,8 @@ def prediction_view(model, tokenizer, text: str, positions=None, *, select_prob:
     html_text += attention_html(context, attention, p.position - start,
                                 title=f"where blank {focus} (framed) looked: last layer, mean over heads; "
                                       "darker = more attention (hover for the share)")
-    fig = plot_topk(p.candidates, title=f"blank {focus}: was {p.original!r}", original=p.original)
+    fig = plot_topk(p.candidates, title=f"blank {focus}: was {_show_char(p.original)!r}",
+                    original=p.original)
     return html_text, fig, predictions
 
 
@@ -394,7 +396,8 @@ def wordpiece_prediction_view(model, tokenizer, text: str, *, select_prob: float
                                   f"({right / len(positions):.0%}); the model's first guess is under each blank",
                             guesses={p.position: (p.candidates[0][0], p.correct) for p in predictions})
     p = predictions[focus]
-    fig = plot_topk(p.candidates, title=f"blank {focus}: was {p.original!r}", original=p.original)
+    fig = plot_topk(p.candidates, title=f"blank {focus}: was {_show_char(p.original)!r}",
+                    original=p.original)
     return html_text, fig, predictions
 
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import torch
 import torch.nn.functional as F
@@ -12,6 +13,15 @@ from ._common import IN_PLACE_ON_LOGITS, ExerciseError, _call, _carries_gradient
 
 def _loss_hint(err):
     text = str(err)
+    if "The shape of the mask" in text:
+        return ("a list of True/False picks along the first axis only (the windows): keep the selection a tensor, "
+                "labels != -100, which picks positions in every window.")
+    sizes = re.search(r"Expected input batch_size \((\d+)\) to match target batch_size \((\d+)\)", text)
+    # a target batch of 2 or 3 is the check's number of windows (labels not flattened); any other, a selection
+    if sizes and int(sizes.group(2)) not in (2, 3):
+        return ("the logits and the labels hold different numbers of positions: the selected positions were taken "
+                "from one of them only. Select the same positions in both (logits[chosen], labels[chosen]), or "
+                "keep every position in both and let ignore_index=-100 skip the rest.")
     if "Expected target size" in text or "Expected input batch_size" in text or "only batches of spatial" in text:
         return ("F.cross_entropy takes logits of shape (N, V), one row of V scores per position, and targets of "
                 "shape (N,); here the logits are (batch, length, V) and the labels (batch, length). Bring both to "
@@ -132,7 +142,14 @@ def check_lr_at(fn) -> None:
                 raise ExerciseError(f"With warmup_steps = 0 (no warm-up; TrainConfig allows it), at step {s} of {total} "
                                     f"(base {base}) expected {expected:.6g}, got {got:.6g}: without a warm-up the rate "
                                     "starts at base_lr and decays from step 0.")
+            if s >= warmup and got == 0 and expected > 0:
+                raise ExerciseError(f"At step {s} (warm-up {warmup}, total {total}, base {base}) expected "
+                                    f"{expected:.6g}, got 0 while the decay still has steps to go: a clamp at 0 "
+                                    "belongs below the rate, max(0, ...), which keeps it from going negative; "
+                                    "min(0, ...) caps every rate at 0.")
             phase = "warm-up" if s < warmup else "decay"
+            formula = ("Warm-up: base * (step + 1) / warmup_steps, reaching base at the last warm-up step." if s < warmup
+                       else "Decay: base * (total - step) / (total - warmup).")
             raise ExerciseError(f"At step {s} (warm-up {warmup}, total {total}, base {base}) expected {expected:.6g}, "
-                                f"got {got:.6g}: check the {phase} part. Decay: base * (total - step) / (total - warmup).")
+                                f"got {got:.6g}: check the {phase} part. {formula}")
     _ok("Warm-up, then linear decay to zero, as BERT used.")

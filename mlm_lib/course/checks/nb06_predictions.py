@@ -8,6 +8,14 @@ import torch
 from ._common import ExerciseError, _call, _none_message, _ok, _tensor
 
 
+def _top_k_hint(err):
+    if "Dimension out of range" in str(err):
+        return "logits is one vector, (vocab_size,), the scores of one blank: its only dimension is 0, or -1."
+    if "must be int, not list" in str(err):
+        return "the check calls top_k(logits, tokens, k), in that order, as the exercise writes it."
+    return None
+
+
 def check_top_k(fn) -> None:
     """fn(logits (V,), tokens: list[str], k) -> [(token, probability)] best first, probabilities from the
     softmax over the whole vocabulary."""
@@ -17,7 +25,7 @@ def check_top_k(fn) -> None:
     for k in (3, 1, len(tokens)):
         values, indices = probs.topk(k)
         expected = [(tokens[i], float(v)) for v, i in zip(values.tolist(), indices.tolist())]
-        got = _call(fn, logits, tokens, k)
+        got = _call(fn, logits, tokens, k, hint=_top_k_hint)
         if got is None:
             raise ExerciseError(_none_message("the pairs"))
         try:
@@ -50,6 +58,9 @@ def check_top_k(fn) -> None:
             if all(math.isclose(a, b, rel_tol=1e-4) for a, b in zip(numbers, top_logits.tolist())):
                 raise ExerciseError("Those are logits, not probabilities: turn them into probabilities with "
                                     "logits.softmax(-1) first.")
+            if all(math.isclose(a, 100 * b, rel_tol=1e-4) for a, (_, b) in zip(numbers, expected)):
+                raise ExerciseError("Right tokens, and the numbers are percentages: return probabilities, "
+                                    "between 0 and 1, as softmax gives them (a chart or a print can show them as %).")
             raise ExerciseError("Right tokens, wrong numbers: the probabilities are logits.softmax(-1) at those tokens.")
         raise ExerciseError(f"Expected {[(t, round(p, 3)) for t, p in expected]}, got {[(t, round(p, 3)) for t, p in got]}: "
                             "the k tokens with the highest probability, best first, each with its probability.")
@@ -63,6 +74,8 @@ def check_mask_positions(fn) -> None:
     for positions, mask_id in (([1, 4], 4), ([0], 4), ([5], 4), ([3, 0, 5], 4), ([], 4), ([2], 13)):
 
         def hint(err, positions=positions):
+            if "can't assign a list" in str(err) or "must be Tensor, not list" in str(err):
+                return "the check calls mask_positions(ids, positions, mask_id), in that order, as the exercise writes it."
             if not positions:
                 return ("the check also tries an empty list of positions, no blank at all: the answer is then an "
                         "unchanged copy of ids. (torch.tensor([]) is a tensor of floats, which cannot index.)")
