@@ -76,6 +76,17 @@ def test_whole_word_experiment_smoke(tmp_path, capsys):
             whole_word.main([*argv, "--out", str(tmp_path / "refused.json")])
         assert said in capsys.readouterr().err
     assert not (tmp_path / "refused.json").exists()
+    # or on a WordPiece checkpoint's vocabulary (the shipped whole_word.json records none: its seed 1 made the
+    # shipped checkpoint); a character checkpoint is refused by name
+    from_checkpoint = whole_word.main(["--preset", "smoke", "--out", str(tmp_path / "from_pt.json"), "--vocabulary-of",
+                                       str(tmp_path / "ww" / "best.pt")])
+    assert from_checkpoint["tokenizer"] == saved["tokenizer"]
+    assert computed(from_checkpoint["runs"]) == computed(saved["runs"])
+    from mlm_lib.course.assets import reference_checkpoint_path
+    with pytest.raises(SystemExit):
+        whole_word.main(["--preset", "smoke", "--out", str(tmp_path / "refused.json"), "--vocabulary-of",
+                         str(reference_checkpoint_path("shakespeare-char"))])
+    assert "not a WordPiece vocabulary" in capsys.readouterr().err
 
 
 @pytest.mark.slow

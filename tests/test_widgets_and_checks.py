@@ -126,6 +126,31 @@ def _params(c):  # 04 Ex1's right count, as a formula
             + d * d + 3 * d + c.vocab_size + (2 * d if c.pre_ln else 0))
 
 
+def _best_pair_pairs_once(splits, word_counts):  # 08 Ex1: pieces weighted, pairs counted once per word
+    from collections import Counter
+    pieces, pairs = Counter(), Counter()
+    for w, s in splits.items():
+        for p in s:
+            pieces[p] += word_counts[w]
+        for a, b in zip(s, s[1:]):
+            pairs[a, b] += 1
+    return max(pairs, key=lambda p: pairs[p] / (pieces[p[0]] * pieces[p[1]]))
+
+
+def _encode_from_start(word, vocab):  # 08 Ex2: later pieces sliced from the word's start
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[:end] if start == 0 else "##" + word[:end]
+            if piece in vocab:
+                pieces.append(piece)
+                start = end
+                break
+        else:
+            return ["[UNK]"]
+    return pieces
+
+
 def _pair_row_inserting(a, b, max_len, cls_id, sep_id, pad_id):  # 10 Ex1, right rows, but it edits the caller's A
     a.insert(0, cls_id)
     a.append(sep_id)
@@ -678,6 +703,8 @@ WRONG_ANSWERS = [
      "percentages"),
     (checks.check_top_k, lambda lg, tok, k: [(tok[i], float(p)) for p, i in zip(*torch.softmax(lg, dim=1).topk(k))],
      "its only dimension"),
+    (checks.check_best_pair, _best_pair_pairs_once, "pair counts by how often their word occurs"),
+    (checks.check_encode_word, _encode_from_start, "cut from the word's beginning"),
     (checks.check_pair_row, _pair_row_inserting, "changed the lists it was given"),
     (checks.check_truncate, _truncate_shorter, "from the \\*longer\\* side"),
     (checks.check_blank_positions, lambda t: [sum(len(p) for p in t.split("_")[:k + 1]) for k in range(t.count("_"))],

@@ -22,7 +22,7 @@ import time
 import torch
 
 from .. import devices
-from ..checkpoints import save_checkpoint
+from ..checkpoints import load_checkpoint, save_checkpoint
 from ..course.results import whole_word_report
 from ..curriculum import LengthSchedule, fixed, linear
 from ..model import MODEL_SIZES, BertConfig, BertForMLM
@@ -123,9 +123,10 @@ def main(argv=None) -> dict:
     parser.add_argument("--stop-at", type=whole_number(1), help="end every pretraining at this step, its schedules "
                         "still planned for the whole run: a quick check of a re-run against the shipped file (python "
                         "-m mlm_lib.experiments.reproduce); --resume finishes them")
-    parser.add_argument("--vocabulary-of", metavar="RESULTS.json", help="use the WordPiece vocabulary a whole_word "
-                        "results file holds instead of training one: to re-run that file's seeds number for number "
-                        "(Hugging Face's trainer breaks ties between equal pairs differently from run to run)")
+    parser.add_argument("--vocabulary-of", metavar="FILE", help="use the WordPiece vocabulary a whole_word results "
+                        "file (.json) or a WordPiece checkpoint (.pt) holds instead of training one: to re-run a "
+                        "file's seeds number for number (Hugging Face's trainer breaks ties between equal pairs "
+                        "differently from run to run)")
     parser.add_argument("--overwrite", action="store_true", help="replace --out and its folder")
     add_device_options(parser)
     args = parser.parse_args(argv)
@@ -141,9 +142,17 @@ def main(argv=None) -> dict:
         text = load_corpus(args.corpus)
     corpus_sha256 = hashlib.sha256(text.encode("utf-8")).hexdigest()
     vocabulary = None
-    if args.vocabulary_of is not None:
+    if args.vocabulary_of is not None and str(args.vocabulary_of).endswith(".pt"):  # a checkpoint's tokenizer
+        with refusals(parser, "--vocabulary-of"):
+            tokenizer_of = load_checkpoint(args.vocabulary_of).tokenizer
+        if not isinstance(tokenizer_of, WordPieceTokenizer):
+            parser.error(f"--vocabulary-of {args.vocabulary_of} holds a {type(tokenizer_of).__name__}, not a "
+                         "WordPiece vocabulary: give a WordPiece checkpoint or a whole_word results file")
+        source = {"tokenizer": tokenizer_of.to_dict(), "vocab_size": tokenizer_of.vocab_size}
+    elif args.vocabulary_of is not None:
         with refusals(parser, "--vocabulary-of"):
             source = read_results(args.vocabulary_of, "whole_word", option="--vocabulary-of")
+    if args.vocabulary_of is not None:
         if "tokenizer" not in source:
             parser.error(f"--vocabulary-of {args.vocabulary_of} holds no vocabulary: give a whole_word results file "
                          "that records its tokenizer")

@@ -17,6 +17,7 @@ _CORPORA = [
     {"ab": 4, "a": 20, "cd": 6, "ce": 5, "fd": 1},
     {"hahah": 4, "ha": 3, "ho": 2},  # a piece twice in one word: counted once per word, another pair wins
     {"deb": 6, "ad": 10, "ge": 16, "ae": 18, "gg": 2},  # the score, the sum, the squared count and BPE all differ
+    {"xy": 2, "zw": 1, "z": 2},  # pairs counted once per word (pieces weighted) pick 'z ##w'; the score 'x ##y'
 ]
 
 
@@ -32,6 +33,12 @@ _CASES = [(counts, _splits(counts)) for counts in _CORPORA] + [
 
 
 def _pair_hint(err):
+    if isinstance(err, KeyError):
+        return ("a word of the check's corpora is missing from the counts you read: use the function's own "
+                "arguments, splits and word_counts, not the notebook's variables.")
+    if isinstance(err, ZeroDivisionError):
+        return ("a piece was counted 0 times: count the pieces from the splits argument, the pieces as they stand "
+                "now (after a merge, 'qu' is one piece), as you count the pairs.")
     if "empty" in str(err):  # max() of no pairs: "arg is an empty sequence" / "iterable argument is empty"
         return ("no pair was counted at all, though every word of the check's corpora but one-piece words has a "
                 "pair: does your loop reach each word's last pair (zip(split, split[1:]), or range(len(split) - 1))?")
@@ -56,6 +63,8 @@ def _keys(counts, splits, rule):
     with a sum below, the score with unweighted counts, the score with pieces counted only inside pairs, or the
     score turned upside down (the lowest wins)."""
     pairs, units, firsts, seconds = _counts({w: 1 for w in counts} if rule == "unweighted" else counts, splits)
+    if rule == "pairs unweighted":
+        pairs = _counts({w: 1 for w in counts}, splits)[0]
     if rule == "once per word":
         units = Counter()
         for w, n in counts.items():
@@ -67,7 +76,8 @@ def _keys(counts, splits, rule):
            "pairs only": lambda p: pairs[p] / (firsts[p[0]] * seconds[p[1]]),
            "lowest": lambda p: -pairs[p] / (units[p[0]] * units[p[1]]),
            "once per word": lambda p: pairs[p] / (units[p[0]] * units[p[1]]),
-           "squared": lambda p: pairs[p] ** 2 / (units[p[0]] * units[p[1]])}[rule]
+           "squared": lambda p: pairs[p] ** 2 / (units[p[0]] * units[p[1]]),
+           "pairs unweighted": lambda p: pairs[p] / (units[p[0]] * units[p[1]])}[rule]
     return {p: key(p) for p in pairs}
 
 
@@ -98,6 +108,8 @@ _RULE_HINTS = {  # in this order: unweighted counts tie often, and a tie can loo
                      "occurrence, weighted by the word's count: in 'hahah', '##a' occurs twice and '##h' twice.",
     "unweighted": "Weight every count by how often its word occurs (word_counts[word]), for the pairs and for the "
                   "single pieces.",
+    "pairs unweighted": "{got} wins if each pair is counted once per word while the pieces are weighted: weight the "
+                        "pair counts by how often their word occurs too (word_counts[word]).",
     "lowest": "{got} has the *lowest* score: WordPiece merges the pair with the highest.",
 }
 
@@ -134,6 +146,11 @@ def check_best_pair(fn) -> None:
     for rule, hint in _RULE_HINTS.items():
         if all(_best_under(c, s, rule, g) for c, s, g in answers):
             raise ExerciseError(hint.format(got=got, corpus=counts))
+    lasts, firsts = {s[-1] for s in splits.values()}, {s[0] for s in splits.values()}
+    if got not in _counts(counts, splits)[0] and got[0] in lasts and got[1] in firsts:
+        raise ExerciseError(f"{got} joins the last piece of one word and the first piece of another: a pair is two "
+                            "neighbouring pieces inside one word (count each word's pairs apart, weighted by its "
+                            "count), since a merge never crosses a space.")
     if got not in _counts(counts, splits)[0]:
         raise ExerciseError(f"{got} is not a pair of neighbouring pieces in the splits the check gave you, "
                             f"{splits}: read the splits argument (after a merge it holds merged pieces, such as 'qu'), "
@@ -148,9 +165,10 @@ def check_best_pair(fn) -> None:
 
 # "unab" + "##le" (longest first, from the left) against "un" + "##able" (longest last piece first, from the right);
 # "abc": "ab", then no "##c", so [UNK], although "a" + "##bc" would cover it (BERT does not go back)
+# "ww": 'w' then '##w' (bare lookups give 'w', 'w'; slicing from the word's start instead of `start` gives [UNK])
 _VOCAB = {"un", "##believ", "##able", "u", "##n", "##b", "##e", "##l", "##i", "##v", "##a", "believ", "a", "##ble",
-          "unab", "##le", "ab", "##bc"}
-_WORDS = ("unbelievable", "un", "believable", "unbelievablex", "xun", "a", "unable", "abc")
+          "unab", "##le", "ab", "##bc", "w", "##w"}
+_WORDS = ("unbelievable", "un", "believable", "unbelievablex", "xun", "a", "unable", "abc", "ww")
 
 
 def _encode(word, vocab, slip=None):
@@ -165,7 +183,8 @@ def _encode(word, vocab, slip=None):
             ends = range(len(word), start, -1)
         for end in ends:
             bare = start == 0 if slip not in ("bare", "## first") else slip == "bare"
-            piece = word[start:end] if bare else "##" + word[start:end]
+            part = word[:end] if slip == "from the start" else word[start:end]
+            piece = part if bare else "##" + part
             if piece in vocab:
                 pieces.append(piece)
                 start = end
@@ -188,6 +207,8 @@ _ENCODE_HINTS = {
                            "word: when some part cannot be matched, the *whole* word becomes ['[UNK]'].",
     "bare": "Every piece is looked up bare, but only a word's first piece is stored bare: every later one is stored "
             "with '##' in front (vocab holds 'un' and '##able', not 'able').",
+    "from the start": "Your pieces are cut from the word's beginning (word[:end]) rather than from where the last "
+                      "piece ended (word[start:end]): after 'w', the next piece of 'ww' is '##w', the rest of the word.",
     "## first": "The first piece of a word is stored without '##' ('un', not '##un'); only the later ones have it.",
     "shortest": "You take the *shortest* piece that fits; BERT takes the *longest*: at each position, start from "
                 "the longest substring and shorten it until it is in the vocabulary.",
