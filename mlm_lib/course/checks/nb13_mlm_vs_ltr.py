@@ -16,8 +16,9 @@ def check_next_token_pair(fn) -> None:
             raise ExerciseError("Return two tensors: (inputs, labels).")
         inputs, labels = (_tensor(g, name) for g, name in zip(got, ("the inputs", "the labels")))
         if inputs.is_floating_point() or labels.is_floating_point():
-            raise ExerciseError(f"Return the ids in their own type ({window.dtype}), not {inputs.dtype} / "
-                                f"{labels.dtype}: the model looks the inputs up in its embedding table, and "
+            wrong = " and ".join(f"the {name} are {t.dtype}" for name, t in (("inputs", inputs), ("labels", labels))
+                                 if t.is_floating_point())
+            raise ExerciseError(f"Return the ids in their own type ({window.dtype}); {wrong}: the model looks the inputs up in its embedding table, and "
                                 "cross_entropy reads the labels as class numbers; both need whole numbers.")
         if inputs.shape == labels.shape == window.shape and torch.equal(inputs, labels):
             raise ExerciseError("Inputs and labels are the same: the model would learn to copy what it reads. Shift "
