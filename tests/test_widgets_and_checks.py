@@ -1605,6 +1605,14 @@ def test_a_schedule_keeps_its_colour_whatever_else_is_picked():
     assert variant in labels and colour(labels, variant) == colour([variant], variant)
 
 
+def test_a_float64_mean_pool_is_graded_on_its_values(capsys):
+    def mean_pool(hidden, attention_mask):  # 11 Ex2, right, in float64
+        m = attention_mask.double().unsqueeze(-1)
+        return (hidden.double() * m).sum(1) / m.sum(1)
+    checks.check_mean_pool(mean_pool)
+    assert "✓ Correct" in capsys.readouterr().out
+
+
 def test_a_check_run_before_its_function_exists_says_how_names_come_to_exist(capsys):
     """In a kernel (IPython), a NameError keeps its traceback and gains the hint; an ExerciseError shows its
     message alone; other errors are IPython's own."""

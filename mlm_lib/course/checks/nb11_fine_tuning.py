@@ -67,8 +67,9 @@ def check_verse_or_prose(fn) -> None:
             raise ExerciseError(f"In {speech!r} no line after the speech's first starts with a letter, so its form "
                                 f"cannot be told: return None (got {got!r}).")
         if want is None:
-            raise ExerciseError(f"{speech!r} has a single line after the speaker's name: its form cannot be told, so "
-                                f"return None (got {got!r}).")
+            raise ExerciseError(f"{speech!r} has a single line after the speaker's name: that line is the speech's "
+                                "first, which is skipped (a speech may start in the middle of a verse line), so "
+                                f"nothing is left to tell its form: return None (got {got!r}).")
         if body[0][:1].islower() and want == VERSE:
             raise ExerciseError(f"In {speech!r} only the first line starts in lower case, and a speech may begin "
                                 "anywhere: look at the lines *after* the first one.")
@@ -101,6 +102,8 @@ def check_mean_pool(fn) -> None:
                             "a method ending in _): in the model they are the encoder's output, which the backward "
                             "pass still needs. Build a new tensor instead, e.g. hidden * mask.")
     want = torch.stack([hidden[i, : int(mask[i].sum())].mean(0) for i in range(3)])
+    if got.is_floating_point() and got.dtype != want.dtype:
+        got = got.to(want.dtype)  # a float64 answer is graded on its values (the model's vectors are float32)
     if got.shape != want.shape:
         raise ExerciseError(f"One vector per row: expected shape {tuple(want.shape)}, got {tuple(got.shape)}. Average "
                             "over the positions (dimension 1).")
