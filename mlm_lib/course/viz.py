@@ -181,8 +181,9 @@ def plot_topk(candidates: list[tuple[str, float]], title: str = "", ax=None, ori
     bar green and the others grey (as notebook 06's picture of blanks in context), and the title says when the
     original is not among them."""
     if ax is None:  # fixed margins rather than tight_layout, which would double the drawing time
-        fig, ax = plt.subplots(figsize=(4, 0.35 * len(candidates) + 0.8), dpi=DPI)
-        fig.subplots_adjust(left=0.2, right=0.95, bottom=0.5 / (0.35 * len(candidates) + 0.8) + 0.1, top=0.85)
+        height = max(1.6, 0.35 * len(candidates) + 0.8)  # room for the title even with one bar
+        fig, ax = plt.subplots(figsize=(4, height), dpi=DPI)
+        fig.subplots_adjust(left=0.2, right=0.95, bottom=0.5 / height + 0.1, top=1 - 0.3 / height)
     names = [repr(_show_char(t)) for t, _ in candidates][::-1]
     colours = ["#2a9d8f" if original is None or t == original else "#bbbbbb" for t, _ in candidates][::-1]
     bars = ax.barh(names, [p for _, p in candidates][::-1], color=colours)
