@@ -4,8 +4,9 @@ Taught in notebook 14 ("How fast can a laptop pretrain BERT?"), §3.
 AdamW scales each weight's step by that weight's own gradient history, one number at a time. Muon (Keller
 Jordan, 2024; the optimiser of the modded-nanoGPT speedruns) treats a weight matrix as a matrix: it keeps a
 momentum of the gradient, as SGD does, and replaces that momentum matrix by an approximation of the nearest
-(semi-)orthogonal one, so that the update moves every direction of the matrix by about the same amount instead of mostly the few
-directions with the largest gradients. The orthogonal matrix is approximated by five Newton-Schulz iterations,
+(semi-)orthogonal one, so that the update moves its directions by more nearly the same amount instead of mostly the
+few with the largest gradients (five iterations bring singular values within about 0.5 to 1.5 of each other's
+scale when they are not too spread out; a gradient's very weakest directions stay small). The orthogonal matrix is approximated by five Newton-Schulz iterations,
 matmuls only: about 2.5 GFLOP a step for the course model's 24 matrices, next to about 20 for the forward and
 backward pass of one batch of 4,096 characters (notebook 14 measures what it costs in steps per minute).
 

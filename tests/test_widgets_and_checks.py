@@ -151,6 +151,17 @@ def _encode_from_start(word, vocab):  # 08 Ex2: later pieces sliced from the wor
     return pieces
 
 
+def _ns_stale_gram(matrix, steps=5):  # 14 Ex1: the Gram matrix computed once, outside the loop
+    a, b, c = 3.4445, -4.7750, 2.0315
+    tall = matrix.size(0) > matrix.size(1)
+    x = matrix.float().T if tall else matrix.float()
+    x = x / x.norm().clamp_min(1e-7)
+    gram = x @ x.T
+    for _ in range(steps):
+        x = a * x + (b * gram + c * gram @ gram) @ x
+    return x.T if tall else x
+
+
 def _pair_row_inserting(a, b, max_len, cls_id, sep_id, pad_id):  # 10 Ex1, right rows, but it edits the caller's A
     a.insert(0, cls_id)
     a.append(sep_id)
@@ -705,6 +716,8 @@ WRONG_ANSWERS = [
      "its only dimension"),
     (checks.check_best_pair, _best_pair_pairs_once, "pair counts by how often their word occurs"),
     (checks.check_encode_word, _encode_from_start, "cut from the word's beginning"),
+    (checks.check_newton_schulz, lambda m, steps=5: m, "returned the matrix it was given"),
+    (checks.check_newton_schulz, _ns_stale_gram, "computed once, before the loop"),
     (checks.check_pair_row, _pair_row_inserting, "changed the lists it was given"),
     (checks.check_truncate, _truncate_shorter, "from the \\*longer\\* side"),
     (checks.check_blank_positions, lambda t: [sum(len(p) for p in t.split("_")[:k + 1]) for k in range(t.count("_"))],

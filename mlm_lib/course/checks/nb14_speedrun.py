@@ -39,6 +39,15 @@ def _ns_slips(matrix, steps):
     if steps > 1:
         slips.append((f"One iteration's worth, whatever `steps` says ({steps}): each turn must start from the "
                       "previous turn's result, so assign it back to x.", run(1, step)))
+        x0 = (matrix.float().T if tall else matrix.float()) / matrix.float().norm()
+        gram0 = x0 @ x0.T  # computed once, before the loop
+
+        def stale(x):
+            return a * x + (b * gram0 + c * gram0 @ gram0) @ x
+        slips.append(("The Gram matrix was computed once, before the loop: X changes every iteration, so its Gram "
+                      "matrix X @ X.T must be computed again inside the loop, from the current X.", run(steps, stale)))
+    slips.append(("Your function returned the matrix it was given, unchanged: return the result of the iteration "
+                  "(the x the loop updated).", matrix.float()))
     slips.append(("The powers must be matrix products (@), not number-by-number powers (** and *): the polynomial "
                   "acts on the matrix's singular values only through G = X @ X.T, G @ G and G @ X.",
                   run(steps, lambda x: a * x + b * x ** 3 + c * x ** 5)))
@@ -113,8 +122,8 @@ def check_newton_schulz(fn) -> None:
     if not torch.isfinite(zero).all():
         raise ExerciseError("A matrix of zeros (a gradient can be one) gives NaN: its norm is 0. Divide by the norm "
                             "clamped away from zero, e.g. `norm.clamp_min(1e-7)`, as mlm_lib.newton_schulz does.")
-    _ok("Five iterations of three small matrix products each, and every singular value lands between about 0.5 "
-        "and 1.5: the update's directions all move by about the same amount.")
+    _ok("Five iterations of three small matrix products each: on the check's matrices every singular value lands "
+        "between about 0.5 and 1.5, so those directions all move by about the same amount.")
 
 
 def check_takes_muon(fn) -> None:
