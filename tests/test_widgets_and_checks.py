@@ -614,6 +614,15 @@ WRONG_ANSWERS = [
     (checks.check_linear_length, lambda p, s, l, u, m: l if p >= u else max(s, int((l * p / u) // m * m)),
      "grows from 0"),
     (checks.check_first_reaching, lambda t, lo, target: next((float(x) for x in lo if x <= target), None), "a loss"),
+    # a learner's review of 07 (2026-11-27): rounding to the nearest first is wrong at 30 of 1,001 points of the
+    # notebook's own schedules; an answer that divides by `until` first crashes where the library allows until=0;
+    # the arguments read in the other order
+    (checks.check_linear_length, lambda p, s, l, u, m: l if p >= u else max(s, min(l, round(s + (l - s) * p / u) // m * m)),
+     "nearest whole number first"),
+    (checks.check_linear_length, lambda p, s, l, u, m: (lambda g: l if p >= u else max(s, min(l, int(g) // m * m)))(
+        s + (l - s) * p / u), "Test progress >= until before dividing"),
+    (checks.check_first_reaching, lambda lo, t, target: next((a for a, b in zip(t, lo) if b <= target), None),
+     "first two arguments are swapped"),
     (checks.check_blank_positions, lambda text: [18, 35, 48, 60, 71, 82], "does not read its argument"),
     (checks.check_blank_positions, [18, 35, 48], "needs a function, and what you passed is a list"),
     (checks.check_next_token_pair, lambda w: (w[:-1].float(), w[1:].float()), "own type"),
@@ -1616,6 +1625,22 @@ def test_a_schedule_keeps_its_colour_whatever_else_is_picked():
 
     variant = "linear 32->128 by 50%"
     assert variant in labels and colour(labels, variant) == colour([variant], variant)
+
+
+def test_the_fixed_baseline_is_drawn_on_top_of_every_schedule():
+    """A learner's review of 07: with all seven schedules picked, fixed 128 was hidden under two variants."""
+    import matplotlib.pyplot as plt
+
+    from mlm_lib.course.assets import load_json_results
+    from mlm_lib.course.widgets import curriculum_view
+
+    runs = load_json_results("curriculum-full")["runs"]
+    fig, _ = curriculum_view(runs, list(dict.fromkeys(r["label"] for r in runs)))
+    for ax in fig.axes:
+        lines = [line for line in ax.get_lines() if not line.get_label().startswith("_") and line.get_xdata().size > 2]
+        fixed = [line for line in lines if line.get_label().startswith("fixed 128")]
+        assert fixed and all(f.get_zorder() > line.get_zorder() for f in fixed for line in lines if line not in fixed)
+    plt.close(fig)
 
 
 def test_a_float64_mean_pool_is_graded_on_its_values(capsys):

@@ -266,7 +266,7 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, b
                 colours_from: list[str] | None = None):
     """Held-out loss of several training runs against tokens seen or wall time. Runs with the same label
     (several seeds) share a colour: their mean loss as a line with dots, each seed as a thin line (tokens
-    only). Against wall time the x of a point is the *median* over seeds: one run slowed by other work on
+    only); a fixed-length run is drawn thicker and on top, the baseline the others are read against. Against wall time the x of a point is the *median* over seeds: one run slowed by other work on
     the machine would otherwise stretch the whole curve. `baselines` (name -> loss) are dashed lines.
     `colours_from`: every label the reader may pick from, so that a schedule keeps its colour whatever else is shown."""
     if ax is None:
@@ -285,7 +285,8 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, b
         median_x = [sorted(h[key][j] for h in group)[(len(group) - 1) // 2] for j in range(n)]
         mean_y = [sum(h["val_loss"][j] for h in group) / len(group) for j in range(n)]
         seeds = f" (mean of {len(group)} seeds)" if len(group) > 1 else ""
-        ax.plot(median_x, mean_y, "o-", ms=3, color=colour, label=label + seeds)
+        on_top = dict(lw=2.2, zorder=5) if label.startswith("fixed") else {}  # the baseline, never hidden under others
+        ax.plot(median_x, mean_y, "o-", ms=3, color=colour, label=label + seeds, **on_top)
     for (name, value), style in zip((baselines or {}).items(), ("--", ":", "-.")):
         ax.axhline(value, ls=style, color="grey", lw=1, label=f"{name}: {value:.2f}")
     if several:

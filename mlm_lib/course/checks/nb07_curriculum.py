@@ -63,6 +63,29 @@ def check_linear_length(fn) -> None:
     if as_float:
         raise ExerciseError(f"The right lengths, but as floats ({as_float[1]!r} for {as_float[0]}): return whole "
                             "numbers (int(...)), since a length counts characters.")
+    # the notebook's own schedules, at every thousandth of the run: a slip that the points above miss shows here
+    for short, long, until, multiple in ((16, 64, 0.5, 8), (16, 128, 0.5, 8)):
+        schedule = linear(short, long, until=until, multiple=multiple)
+        for step in range(1001):
+            progress = step / 1000
+            expected, got = schedule.length_at(progress), _call(fn, progress, short, long, until, multiple)
+            if got == expected:
+                continue
+            grown = short + (long - short) * progress / until
+            message = (f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got {got!r}: the "
+                       f"grown length there is {grown:.2f}, and rounded *down* to a multiple of {multiple} it is "
+                       f"{expected}.")
+            if got == max(short, min(long, round(grown) // multiple * multiple)):
+                message += (" You rounded to the nearest whole number first, which can carry it past a multiple: "
+                            "round once, down (int(grown) // multiple * multiple).")
+            raise ExerciseError(message)
+    # the library allows until=0: the length is `long` from the start, with nothing to divide by
+    got = _call(fn, 0.0, 16, 128, 0.0, 8, hint=lambda err: (
+        "the check also tries until=0 (no growth: the length is `long` from the start, as "
+        "mlm_lib.curriculum.linear allows). Test progress >= until before dividing by until."
+        if isinstance(err, ZeroDivisionError) else None))
+    if got != 128:
+        raise ExerciseError(f"With until=0 there is no growth: the length is `long` (128) from the start; got {got!r}.")
     _ok("The same lengths as mlm_lib.curriculum.linear.")
 
 
@@ -112,6 +135,14 @@ def check_first_reaching(fn) -> None:
             raise ExerciseError(f"For {where} and target {target} expected 300, got 500. A loss can rise again (the "
                                 "step schedule's does, at the switch): your answer finds the first evaluation only when "
                                 "the losses fall all the way, as a binary search assumes. Look at them in order.")
+        try:  # the arguments read in another order: the notebook calls first_reaching(tokens, losses, target)
+            swapped = fn(list(losses), list(tokens), target) if tokens else None
+        except Exception:
+            swapped = None
+        if tokens and expected is not None and swapped == expected:
+            raise ExerciseError(f"For {where} and target {target} expected {expected}, got {got!r}. Your function "
+                                "gives the right answer when its first two arguments are swapped: the check, like the "
+                                "notebook's cell below, calls first_reaching(tokens, losses, target), tokens first.")
         if got == 400 and target == 2.65:
             raise ExerciseError("The first evaluation at or below the target counts, even if the loss goes up again.")
         raise ExerciseError(f"For {where} and target {target} expected {expected}, got {got!r}: walk through the "
