@@ -623,6 +623,16 @@ WRONG_ANSWERS = [
         s + (l - s) * p / u), "Test progress >= until before dividing"),
     (checks.check_first_reaching, lambda lo, t, target: next((a for a, b in zip(t, lo) if b <= target), None),
      "first two arguments are swapped"),
+    # a learner's review of 15 (2026-11-27): in-place on the logits, .max's pair, cross_entropy on one logit, the
+    # mask as weights of a mean over every position, the 0/1 mask used as indices
+    (checks.check_gumbel_max, lambda lg, u: lg.sub_(torch.log(-torch.log(u))).argmax(-1), "changed the logits"),
+    (checks.check_gumbel_max, lambda lg, u: (lg - torch.log(-torch.log(u))).max(-1), "returns a pair"),
+    (checks.check_rtd_loss, lambda lg, r, m: F_.cross_entropy(lg[m.bool()].unsqueeze(-1), r[m.bool()]),
+     "one logit per class"),
+    (checks.check_rtd_loss, lambda lg, r, m: F_.binary_cross_entropy_with_logits(lg, r.float(), weight=m.float()),
+     "still divides by every position"),
+    (checks.check_rtd_loss, lambda lg, r, m: F_.binary_cross_entropy_with_logits(lg[m], r[m].float()),
+     "attention_mask.bool"),
     (checks.check_blank_positions, lambda text: [18, 35, 48, 60, 71, 82], "does not read its argument"),
     (checks.check_blank_positions, [18, 35, 48], "needs a function, and what you passed is a list"),
     (checks.check_next_token_pair, lambda w: (w[:-1].float(), w[1:].float()), "own type"),

@@ -971,7 +971,8 @@ def electra_diagram(tokens, shown_to_generator, sampled, selected, replaced, sco
     where = f"the first {n} of the window's {total} positions" if total > n else f"{n} positions"
     ax.text(0.15, 4.15, f"{where}: {k} sampled, {k - same} really replaced (red), {same} sampled back to the "
             "original (labelled original)", fontsize=10, fontweight="bold")
-    ax.text(0.15, 0.12, "the discriminator is scored at every position; the generator only at the selected ones",
+    ax.text(0.15, 0.12, "the discriminator is scored at every position; the generator only at the selected ones. "
+            "A bar's colour is the truth (red: really replaced), its height the prediction",
             fontsize=8.5, color="#555555")
     return fig
 

@@ -180,9 +180,10 @@ def electra_grid_table(grid: dict) -> str:
     """Markdown: notebook 15's grid, one row per learning rate and characters a step, at one budget of training
     characters: steps, the discriminator's AUC at each evaluation, and at the end its accuracy, recall on the
     replaced positions and hidden-state spread across positions (`electra.hidden_spread`; below
-    `electra.COLLAPSED_SPREAD`, 0.01: collapsed), and the generator's accuracy on its blanks."""
+    `electra.COLLAPSED_SPREAD`, 0.01: collapsed), a state (collapsed; else learning if the final AUC passes 0.55, else
+    barely learning), and the generator's accuracy on its blanks."""
 
-    lines = ["| learning rate | characters a step | steps | AUC along the run | accuracy | replaced found | spread | | "
+    lines = ["| learning rate | characters a step | steps | AUC along the run | accuracy | replaced found | spread | state | "
              "generator |", "|---|---|---|---|---|---|---|---|---|"]
     for r in grid["runs"]:
         f, aucs = r["final"], " → ".join(f"{a:.2f}" for a in r["curve"]["val_auc"])

@@ -15,11 +15,18 @@ def check_gumbel_max(fn) -> None:
     logits = torch.randn(6, 9, generator=g) * 2
     noise = torch.rand(6, 9, generator=g).clamp(1e-6, 1 - 1e-6)
     expected = (logits - torch.log(-torch.log(noise))).argmax(-1)
-    given = noise.clone()
-    got = _tensor(_call(fn, logits, given), "the samples")
+    given, given_logits = noise.clone(), logits.clone()
+    answer = _call(fn, given_logits, given)
+    if not torch.equal(given_logits, logits):
+        raise ExerciseError("Your function changed the logits it was given (an in-place operation such as -= or "
+                            "add_): the caller reuses them. Compute a new tensor instead, e.g. logits + gumbel.")
     if not torch.equal(given, noise):
         raise ExerciseError("Your function changed the noise it was given (an in-place operation such as log_ or "
                             "neg_): the caller reuses it. Compute new tensors instead, e.g. -torch.log(-torch.log(noise)).")
+    if not isinstance(answer, torch.Tensor) and hasattr(answer, "indices"):  # what .max(dim) returns: a (values, indices) pair
+        raise ExerciseError("`.max(-1)` returns a pair, (values, indices): the sample is the position of the largest, "
+                            "its `.indices` (or use argmax(-1)).")
+    got = _tensor(answer, "the samples")
     if got.shape != expected.shape:
         raise ExerciseError(f"One id per row: expected shape {tuple(expected.shape)}, got {tuple(got.shape)} "
                             "(take the argmax over the last dimension, the vocabulary).")
@@ -62,6 +69,9 @@ def _rtd_hint(err):
     if "between 0 and 1" in str(err):
         return ("F.binary_cross_entropy reads probabilities, and these are logits (any real number): use the "
                 "version that takes logits.")
+    if isinstance(err, IndexError) and "out of bounds" in str(err):
+        return ("F.cross_entropy expects one logit per class, and the discriminator gives one logit per position "
+                "(replaced or not): that is binary cross-entropy, computed from the logits.")
     if "can't be cast" in str(err) or "Long" in str(err) and "Float" in str(err):
         return ("the targets of binary cross-entropy are probabilities, so floats: turn the 0/1 `replaced` into "
                 "floats (.float()) before the loss.")
@@ -114,6 +124,13 @@ def check_rtd_loss(fn) -> None:
     if math.isclose(got.item(), ((clamped * mask).sum() / mask.sum()).item(), rel_tol=1e-4):
         raise ExerciseError("F.binary_cross_entropy reads probabilities, and these are logits (any real number): "
                             "use the version that takes logits, or a sigmoid first.")
+    if math.isclose(got.item(), (losses * mask).mean().item(), rel_tol=1e-5):
+        raise ExerciseError("The padding's losses were weighted to 0, but the mean still divides by every position, "
+                            "padding included: divide the sum by the number of real positions (attention_mask.sum()).")
+    by_number = F.binary_cross_entropy_with_logits(logits[mask], replaced[mask].float())
+    if math.isclose(got.item(), by_number.item(), rel_tol=1e-5):
+        raise ExerciseError("attention_mask holds 0/1 integers, so logits[attention_mask] picks rows 0 and 1 by their "
+                            "number instead of selecting positions: index with attention_mask.bool().")
     per_row = ((losses * mask).sum(1) / mask.sum(1)).mean()
     if math.isclose(got.item(), per_row.item(), rel_tol=1e-5):
         raise ExerciseError("A mean per row, then the mean of the rows: that weighs a short (padded) row's positions "
