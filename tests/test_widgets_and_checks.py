@@ -633,6 +633,10 @@ WRONG_ANSWERS = [
      "still divides by every position"),
     (checks.check_rtd_loss, lambda lg, r, m: F_.binary_cross_entropy_with_logits(lg[m], r[m].float()),
      "attention_mask.bool"),
+    # a learner's review of 16 (2026-11-27): the notebook's half width typed in; the width from len(x)
+    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., 8:], x[..., :8]), -1) * s, "fits one width only"),
+    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., len(x) // 2:], x[..., :len(x) // 2]), -1) * s,
+     "len\\(x\\) counts the first dimension"),
     (checks.check_blank_positions, lambda text: [18, 35, 48, 60, 71, 82], "does not read its argument"),
     (checks.check_blank_positions, [18, 35, 48], "needs a function, and what you passed is a list"),
     (checks.check_next_token_pair, lambda w: (w[:-1].float(), w[1:].float()), "own type"),

@@ -69,10 +69,16 @@ def check_rotate(fn) -> None:
         raise ExerciseError("The halves were taken along the first dimension (the batch): a pair is two numbers of one "
                             "vector, so split the last dimension, whatever the number of dimensions before it.")
     d = x.size(-1)
-    for h in range(1, d):  # the turn with halves of a fixed width, the notebook's rather than these vectors'
+    for h in range(1, d + 1):  # the turn with halves of another width: a fixed one, or another dimension's
         if h != d // 2 and torch.allclose(got, x * cos + torch.cat((-x[..., h:], x[..., :h]), -1) * sin, atol=1e-5):
-            raise ExerciseError(f"Your halves are {h} numbers wide, but these vectors have {d}: the halves are d/2 = "
-                                f"{d // 2}. Take the width from x (x.shape[-1] // 2), not a fixed number.")
+            wide = f"{h} number{'s' if h > 1 else ''} wide"
+            others = [i for i in range(x.dim() - 1) if x.size(i) // 2 == h]
+            if others:  # len(x) or x.shape[0]: the size of a dimension other than the vector's
+                raise ExerciseError(f"Your halves are {wide}: half the size of dimension {others[0]} of x "
+                                    f"({tuple(x.shape)}), not of the vectors, which are its last dimension, {d} wide "
+                                    f"(len(x) counts the first dimension). Take x.shape[-1] // 2 = {d // 2}.")
+            raise ExerciseError(f"Your halves are {wide}, but the check's vectors have {d} numbers: the halves are "
+                                f"d/2 = {d // 2}. A fixed number fits one width only; take it from x, x.shape[-1] // 2.")
     if (got.norm(dim=-1) - x.norm(dim=-1)).abs().max() > 1e-3:
         raise ExerciseError("The vectors changed length: a rotation keeps it, so something other than a turn happened.")
     raise ExerciseError("Not the expected rotation: x * cos + (the quarter-turned x) * sin, pair (i, i + d/2) by pair.")
