@@ -623,6 +623,8 @@ WRONG_ANSWERS = [
         s + (l - s) * p / u), "Test progress >= until before dividing"),
     (checks.check_first_reaching, lambda lo, t, target: next((a for a, b in zip(t, lo) if b <= target), None),
      "first two arguments are swapped"),
+    (checks.check_linear_length, lambda p, s, l, m, u: l if p >= u else max(s, min(l, int(s + (l - s) * p / u) // m * m)),
+     "last two arguments are swapped"),
     # a learner's review of 15 (2026-11-27): in-place on the logits, .max's pair, cross_entropy on one logit, the
     # mask as weights of a mean over every position, the 0/1 mask used as indices
     (checks.check_gumbel_max, lambda lg, u: lg.sub_(torch.log(-torch.log(u))).argmax(-1), "changed the logits"),

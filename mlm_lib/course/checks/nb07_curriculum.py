@@ -7,6 +7,19 @@ from ...curriculum import linear
 from ._common import ExerciseError, _call, _none_message, _ok
 
 
+def _refuse_swapped(fn, schedule, short, long, until, multiple) -> None:
+    """The last two arguments read the other way round: right everywhere once they are swapped back."""
+    points = (0.0, 0.1, until / 2, until * 0.99, until, 0.9, 1.0)
+    try:
+        swapped = [fn(p, short, long, multiple, until) for p in points]
+    except Exception:  # noqa: BLE001 -- not that mistake, then
+        return
+    if swapped == [schedule.length_at(p) for p in points]:
+        raise ExerciseError("Your function gives the right lengths when its last two arguments are swapped: the check, "
+                            "like the notebook, calls linear_length(progress, short, long, until, multiple), "
+                            "`until` before `multiple`.")
+
+
 def check_linear_length(fn) -> None:
     """fn(progress, short, long, until, multiple) -> the linear schedule's window length (an int)."""
     as_float = None
@@ -24,6 +37,7 @@ def check_linear_length(fn) -> None:
                 if not isinstance(got, numbers.Integral):  # the right value as a float: named after the values
                     as_float = as_float or (expected, got)
                 continue
+            _refuse_swapped(fn, schedule, short, long, until, multiple)
             if progress >= until:
                 if got == long // multiple * multiple:
                     raise ExerciseError(f"From progress {until} on the length is `long` itself ({long}), not "
