@@ -629,6 +629,8 @@ WRONG_ANSWERS = [
     # mask as weights of a mean over every position, the 0/1 mask used as indices
     (checks.check_gumbel_max, lambda lg, u: lg.sub_(torch.log(-torch.log(u))).argmax(-1), "changed the logits"),
     (checks.check_gumbel_max, lambda lg, u: (lg - torch.log(-torch.log(u))).max(-1), "returns a pair"),
+    (checks.check_gumbel_max, lambda lg, u: (lg - torch.log10(-torch.log10(u))).argmax(-1), "natural log"),
+    (checks.check_rtd_loss, lambda lg, r, m: F_.cross_entropy(lg, r), "one logit per position"),
     (checks.check_rtd_loss, lambda lg, r, m: F_.cross_entropy(lg[m.bool()].unsqueeze(-1), r[m.bool()]),
      "one logit per class"),
     (checks.check_rtd_loss, lambda lg, r, m: F_.binary_cross_entropy_with_logits(lg, r.float(), weight=m.float()),

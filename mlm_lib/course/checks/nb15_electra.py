@@ -41,20 +41,34 @@ def check_gumbel_max(fn) -> None:
             raise ExerciseError(f"Over 30,000 draws the counts {counts.tolist()} are not softmax's {want.round().tolist()}.")
         _ok("argmax(logits + Gumbel noise) draws exactly from softmax(logits): a sample without computing the softmax.")
         return
-    if torch.equal(got, logits.argmax(-1)):
-        raise ExerciseError("That is the most likely token every time (the noise was left out): a sampler must "
-                            "sometimes pick a less likely one.")
-    if torch.equal(got, (logits + noise).argmax(-1)):
-        raise ExerciseError("Uniform noise added as it is: the Gumbel trick needs Gumbel noise, -log(-log(u)).")
-    if torch.equal(got, (logits + torch.log(-torch.log(noise))).argmax(-1)):
-        raise ExerciseError("A sign is off: Gumbel noise is -log(-log(u)), so the logits get minus log(-log(u)).")
-    if torch.equal(got, (logits - torch.log(noise)).argmax(-1)):
-        raise ExerciseError("-log(u) is exponential noise, not Gumbel noise: take the log twice, -log(-log(u)).")
-    if torch.equal(got, (logits.softmax(-1) - torch.log(-torch.log(noise))).argmax(-1)):
-        raise ExerciseError("The noise was added to probabilities: the trick adds Gumbel noise to the *logits* "
-                            "(log-probabilities up to a constant), where it samples from their softmax exactly.")
-    if torch.equal(got, (logits + torch.log(noise)).argmax(-1)):
-        raise ExerciseError("+log(u) is (minus) exponential noise: Gumbel noise takes the log twice, -log(-log(u)).")
+    # the slips are told apart on many rows, where their samples differ (on six rows two slips can agree)
+    many = torch.randn(2000, 9, generator=g) * 2
+    u = torch.rand(2000, 9, generator=g).clamp(1e-6, 1 - 1e-6)
+    try:
+        drawn = _tensor(fn(many.clone(), u.clone()), "the samples")
+    except Exception:  # noqa: BLE001 -- what failed here is told by the generic message below
+        drawn = None
+    slips = [
+        (lambda: many.argmax(-1), "That is the most likely token every time (the noise was left out): a sampler must "
+                                  "sometimes pick a less likely one."),
+        (lambda: (many + u).argmax(-1), "Uniform noise added as it is: the Gumbel trick needs Gumbel noise, -log(-log(u))."),
+        (lambda: (many + torch.log(-torch.log(u))).argmax(-1),
+         "A sign is off: Gumbel noise is -log(-log(u)), so the logits get minus log(-log(u))."),
+        (lambda: (many - torch.log(u)).argmax(-1),
+         "-log(u) is exponential noise, not Gumbel noise: take the log twice, -log(-log(u))."),
+        (lambda: (many.softmax(-1) - torch.log(-torch.log(u))).argmax(-1),
+         "The noise was added to probabilities: the trick adds Gumbel noise to the *logits* (log-probabilities up to a "
+         "constant), where it samples from their softmax exactly."),
+        (lambda: (many + torch.log(u)).argmax(-1),
+         "+log(u) is (minus) exponential noise: Gumbel noise takes the log twice, -log(-log(u))."),
+        *[(lambda log=log: (many - log(-log(u))).argmax(-1),
+           f"The log twice, but in base {base}: Gumbel noise uses the natural log, -torch.log(-torch.log(noise)), the "
+           "log whose exp the softmax takes.") for base, log in (("10", torch.log10), ("2", torch.log2))],
+    ]
+    if drawn is not None and drawn.shape == (2000,):
+        for slip, message in slips:
+            if torch.equal(drawn, slip()):
+                raise ExerciseError(message)
     again = _tensor(_call(fn, logits, noise.clone()), "the samples")
     if not torch.equal(again, got):
         raise ExerciseError("Two calls with the same `noise` gave different samples: your function draws its own "
@@ -69,6 +83,9 @@ def _rtd_hint(err):
     if "between 0 and 1" in str(err):
         return ("F.binary_cross_entropy reads probabilities, and these are logits (any real number): use the "
                 "version that takes logits.")
+    if "class probabilities" in str(err):
+        return ("F.cross_entropy reads each row of logits as a choice among classes; the discriminator gives one "
+                "logit per position (replaced or not): that is binary cross-entropy, computed from the logits.")
     if isinstance(err, IndexError) and "out of bounds" in str(err):
         return ("F.cross_entropy expects one logit per class, and the discriminator gives one logit per position "
                 "(replaced or not): that is binary cross-entropy, computed from the logits.")
@@ -115,7 +132,8 @@ def check_rtd_loss(fn) -> None:
         raise ExerciseError("That is the sum: the loss is the mean over the real positions.")
     sig = F.binary_cross_entropy(torch.sigmoid(logits), 1 - replaced.float(), reduction="none")
     if math.isclose(got.item(), ((sig * mask).sum() / mask.sum()).item(), rel_tol=1e-4):
-        raise ExerciseError("The targets are upside down: 1 means *replaced*, and a logit above 0 says replaced.")
+        raise ExerciseError("The answer is upside down: 1 means *replaced*, and a logit above 0 says replaced (the "
+                            "targets, or the logits' sign, are flipped).")
     chosen = replaced.bool() | ~replaced.bool()
     if math.isclose(got.item(), losses[replaced.bool() & mask.bool()].mean().item(), rel_tol=1e-5):
         raise ExerciseError("Only the replaced positions were scored: the discriminator is judged at every position "
