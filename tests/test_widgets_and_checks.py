@@ -638,7 +638,11 @@ WRONG_ANSWERS = [
     (checks.check_rtd_loss, lambda lg, r, m: F_.binary_cross_entropy_with_logits(lg[m], r[m].float()),
      "attention_mask.bool"),
     # a learner's review of 16 (2026-11-27): the notebook's half width typed in; the width from len(x)
-    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., 8:], x[..., :8]), -1) * s, "fits one width only"),
+    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., 2:], x[..., :2]), -1) * s, "fits one width only"),
+    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., 8:], x[..., :8]), -1) * s, "leave nothing to turn"),
+    (checks.check_rotate, lambda x, c, s: x * c + x * s, "quarter turn swaps the halves"),
+    (checks.check_rotate, lambda x, angles: x, "rotate\\(x, cos, sin\\)"),
+    (checks.check_geglu, lambda x, wi, wo: (lambda y: wo(F_.gelu(y[..., :344]) * y[..., 344:]))(wi(x)), "344 fits"),
     (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., len(x) // 2:], x[..., :len(x) // 2]), -1) * s,
      "len\\(x\\) counts the first dimension"),
     (checks.check_blank_positions, lambda text: [18, 35, 48, 60, 71, 82], "does not read its argument"),

@@ -69,14 +69,19 @@ def check_rotate(fn) -> None:
         raise ExerciseError("The halves were taken along the first dimension (the batch): a pair is two numbers of one "
                             "vector, so split the last dimension, whatever the number of dimensions before it.")
     d = x.size(-1)
-    for h in range(1, d + 1):  # the turn with halves of another width: a fixed one, or another dimension's
+    if torch.allclose(got, x * cos + x * sin, atol=1e-5):  # no turn at all (or halves as wide as the vector)
+        raise ExerciseError("x * sin where the quarter turn of x belongs: the quarter turn swaps the halves, (-x2, x1), "
+                            "with h = x.shape[-1] // 2. (Halves as wide as the vector, such as a width typed in that "
+                            f"equals the check's {d}, leave nothing to turn and give this too.)")
+    for h in range(1, d):  # the turn with halves of another width: a fixed one, or another dimension's
         if h != d // 2 and torch.allclose(got, x * cos + torch.cat((-x[..., h:], x[..., :h]), -1) * sin, atol=1e-5):
             wide = f"{h} number{'s' if h > 1 else ''} wide"
             others = [i for i in range(x.dim() - 1) if x.size(i) // 2 == h]
             if others:  # len(x) or x.shape[0]: the size of a dimension other than the vector's
                 raise ExerciseError(f"Your halves are {wide}: half the size of dimension {others[0]} of x "
-                                    f"({tuple(x.shape)}), not of the vectors, which are its last dimension, {d} wide "
-                                    f"(len(x) counts the first dimension). Take x.shape[-1] // 2 = {d // 2}.")
+                                    f"({tuple(x.shape)}), not of the vectors, which are its last dimension, {d} wide"
+                                    + (" (len(x) counts the first dimension)" if others[0] == 0 else "")
+                                    + f". Take x.shape[-1] // 2 = {d // 2}.")
             raise ExerciseError(f"Your halves are {wide}, but the check's vectors have {d} numbers: the halves are "
                                 f"d/2 = {d // 2}. A fixed number fits one width only; take it from x, x.shape[-1] // 2.")
     if (got.norm(dim=-1) - x.norm(dim=-1)).abs().max() > 1e-3:
@@ -85,6 +90,8 @@ def check_rotate(fn) -> None:
 
 
 def _rotate_hint(err):
+    if isinstance(err, TypeError) and "positional argument" in str(err):
+        return "the check, like the notebook, calls rotate(x, cos, sin): three arguments, in that order."
     if "must match the size of tensor" in str(err) or "Sizes of tensors must match" in str(err):
         return ("the pieces you combine do not line up: x, its halves, cos and sin meet on the *last* dimension, "
                 "so split and join along it (dim=-1) and slice it with `...` (x[..., :h]), whatever comes before.")
@@ -96,8 +103,9 @@ def _geglu_hint(err):
         return ("w_out reads f numbers, half of w_in's 2f outputs: what reaches w_out must be the product of the "
                 "two halves of w_in(x), split along its *last* dimension (the features).")
     if "must match the size of tensor" in str(err):
-        return ("The two halves came out of different sizes: split w_in(x) along its last dimension, where its 2f "
-                "features lie ([..., :f] and [..., f:]).")
+        return ("The two halves came out of different sizes: each is half of w_in(x)'s last dimension, where its 2f "
+                "features lie; take f from the tensor (y.shape[-1] // 2, or chunk(2, dim=-1)), not a number typed in "
+                "(the notebook's 344 fits its own layer only; the check's layer has f = 5).")
     return None
 
 
