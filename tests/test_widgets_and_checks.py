@@ -645,6 +645,16 @@ WRONG_ANSWERS = [
     (checks.check_geglu, lambda x, wi, wo: (lambda y: wo(F_.gelu(y[..., :344]) * y[..., 344:]))(wi(x)), "344 fits"),
     (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., len(x) // 2:], x[..., :len(x) // 2]), -1) * s,
      "len\\(x\\) counts the first dimension"),
+    # a learner's review of 00 (2026-11-27): a separator, str() of a list, a loop one short, positions - 1
+    (checks.check_blank_positions, lambda text: [i for i, c in enumerate(text) if c in "_ "], "and more"),
+    (checks.check_fill_in, lambda t, ps, gs: " ".join(g if i in ps else c for i, c in enumerate(t)
+                                                      for g in [gs[ps.index(i)] if i in ps else c]), "separator"),
+    (checks.check_fill_in, lambda t, ps, gs: str([gs[ps.index(i)] if i in ps else c for i, c in enumerate(t)]),
+     "brackets and quotes"),
+    (checks.check_fill_in, lambda t, ps, gs: "".join(gs[ps.index(i)] if i in ps[:-1] else c for i, c in enumerate(t)),
+     "stop one short"),
+    (checks.check_fill_in, lambda t, ps, gs: "".join(gs[[p - 1 for p in ps].index(i)] if i in [p - 1 for p in ps]
+                                                     else c for i, c in enumerate(t)), "one place to the left"),
     (checks.check_blank_positions, lambda text: [18, 35, 48, 60, 71, 82], "does not read its argument"),
     (checks.check_blank_positions, [18, 35, 48], "needs a function, and what you passed is a list"),
     (checks.check_next_token_pair, lambda w: (w[:-1].float(), w[1:].float()), "own type"),
@@ -1122,9 +1132,9 @@ LEARNER_51 = [
     (checks.check_blank_positions, "def f(text):\n out = []\n for i in range(len(text)):\n  if text[i] == '_':\n"
                                    "   out.append(i)\n return out", "ok"),
     # 00 Exercise 2
-    (checks.check_fill_in, "def f(text, positions, guesses):\n return text.replace('_', guesses[0])", "should give"),
+    (checks.check_fill_in, "def f(text, positions, guesses):\n return text.replace('_', guesses[0])", "first guess was written at every"),
     (checks.check_fill_in, "def f(text, positions, guesses):\n chars = list(text)\n for p, g in zip(positions, guesses):\n"
-                           "  chars[p - 1] = g\n return ''.join(chars)", "should give"),
+                           "  chars[p - 1] = g\n return ''.join(chars)", "one place to the left"),
     (checks.check_fill_in, "def f(text, positions, guesses):\n for p, g in zip(positions, guesses):\n"
                            "  text = text[:p] + g + text[p:]\n return text", "keeps its length"),
     (checks.check_fill_in, "def f(text, positions, guesses):\n chars = list(text)\n for p, g in zip(positions, guesses):\n"

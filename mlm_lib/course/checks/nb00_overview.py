@@ -46,6 +46,12 @@ def check_blank_positions(fn) -> None:
                                 "positions (one number per blank, not the characters, a pair or a nested list).") from None
         if got == expected:
             continue
+        extra = [i for i in got if i not in expected]
+        if set(expected) <= set(got) and extra and all(0 <= i < len(text) for i in extra):
+            shown = ", ".join(f"{i} ({text[i]!r})" for i in extra[:4])
+            raise ExerciseError(f"For {text!r} expected {expected}, got {got}: every blank is there, and more: "
+                                f"{shown} {'is' if len(extra) == 1 else 'are'} not '_'. Keep only the positions whose "
+                                "character is '_' itself.")
         if sorted(got) == expected:
             raise ExerciseError(f"For {text!r} expected {expected}, got {got}: the right positions in another order. "
                                 "Return them in the order of the text, first blank first.")
@@ -102,9 +108,29 @@ def check_fill_in(fn) -> None:
                                 "as it is.")
         if got is None:
             raise ExerciseError(_none_message("the new text"))
+        chars = list(text)
+        for p, g in zip(positions, guesses):
+            chars[p] = g
+        if isinstance(got, str) and got in (" ".join(chars), ", ".join(chars)):
+            raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}: the characters were joined "
+                                "with a separator between them. Join them with nothing between: ''.join(chars).")
+        if isinstance(got, str) and got == str(chars):
+            raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}: str() of a list writes the "
+                                "list as Python shows it, brackets and quotes included. Join the characters into "
+                                "one string: ''.join(chars).")
         if len(positions) > 1 and got == text[:positions[0]] + guesses[0] + text[positions[0] + 1:]:
+            if _probe(fn, "abcd", [0, 1, 2], ["x", "y", "z"]) == "xycd":  # three positions tell the two slips apart
+                raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}, and with three "
+                                    "positions every guess but the last is written: does the loop stop one short "
+                                    "(range(len(positions) - 1))? It must visit every position.")
             raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}: only the first guess was "
-                                "written. Is the `return` inside the loop? It must come after the loop ends.")
+                                "written. Is the `return` inside the loop, or is there no loop over the positions? "
+                                "Every position needs its guess, and the return comes after the loop ends.")
+        if isinstance(got, str) and len(got) == len(text) and len(positions) > 1 and got == text[:positions[0]] + \
+                guesses[0] + text[positions[0] + 1:positions[1]] + guesses[0] + text[positions[1] + 1:]:
+            raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}: the first guess was written "
+                                "at every position. guesses[i] belongs at positions[i]: pair them (zip) or index "
+                                "guesses with the same counter as positions.")
         untouched = _probe(fn, "xyz", [], [])  # nothing to fill in: the text itself comes back
         if isinstance(got, str) and isinstance(untouched, str) and untouched != "xyz" and len(untouched) == len(got):
             raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}, and fill_in('xyz', [], []) "
@@ -124,6 +150,13 @@ def check_fill_in(fn) -> None:
                                 "Write at the position itself.")
         if isinstance(got, list):
             raise ExerciseError("Return a string, not a list of characters: join them back together into one string.")
+        left = list(text)
+        for p, g in zip(positions, guesses):
+            left[p - 1] = g
+        if positions and all(p >= 1 for p in positions) and got == "".join(left):
+            raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}: each guess landed one "
+                                "place to the left of its position. Positions count from 0, like Python's indices: "
+                                "write at positions[i] itself, not positions[i] - 1.")
         if isinstance(got, str) and len(got) != len(text):
             raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}, {len(got)} characters "
                                 f"instead of {len(text)}: each guess replaces one character, so the text keeps its "
