@@ -647,6 +647,11 @@ WRONG_ANSWERS = [
      "len\\(x\\) counts the first dimension"),
     # a learner's review of 00 (2026-11-27): a separator, str() of a list, a loop one short, positions - 1
     (checks.check_blank_positions, lambda text: [i for i, c in enumerate(text) if c in "_ "], "and more"),
+    # a learner's review of 05 (2026-11-27): 1 minus the accuracy; a decay that rises
+    (checks.check_masked_loss, lambda lg, lb: 1 - (lg[lb != -100].argmax(-1) == lb[lb != -100]).float().mean(),
+     "1 minus the accuracy"),
+    (checks.check_lr_at, lambda s, w, t, b: b * (s + 1) / w if s < w else b * max(0.0, (s - w) / (t - w)),
+     "decay runs the wrong way"),
     (checks.check_fill_in, lambda t, ps, gs: " ".join(g if i in ps else c for i, c in enumerate(t)
                                                       for g in [gs[ps.index(i)] if i in ps else c]), "separator"),
     (checks.check_fill_in, lambda t, ps, gs: str([gs[ps.index(i)] if i in ps else c for i, c in enumerate(t)]),

@@ -45,6 +45,13 @@ def _masked_loss_case(fn, logits, labels) -> None:
                             "wrong numbers. Select with a mask, or work on labels.clone().")
     if got.numel() != 1:
         raise ExerciseError(f"Return one number (a 0-d tensor), not shape {tuple(got.shape)}: take the mean.")
+    chosen = labels != -100
+    error_rate = 1 - (logits[chosen].argmax(-1) == labels[chosen]).float().mean()
+    if torch.allclose(got.detach().float().reshape(()), error_rate, atol=1e-6) and not torch.allclose(
+            error_rate, expected, atol=1e-5):
+        raise ExerciseError("That is 1 minus the accuracy: argmax picks a token but has no gradient, so training "
+                            "could not learn from it. The loss is cross-entropy, minus the log-probability of the "
+                            "right token at each selected position, averaged.")
     if got.is_floating_point():
         _carries_gradient(got)
     got = got.detach().float().reshape(())
@@ -142,6 +149,13 @@ def check_lr_at(fn) -> None:
                 raise ExerciseError(f"With warmup_steps = 0 (no warm-up; TrainConfig allows it), at step {s} of {total} "
                                     f"(base {base}) expected {expected:.6g}, got {got:.6g}: without a warm-up the rate "
                                     "starts at base_lr and decays from step 0.")
+            later = [_call(fn, t, warmup, total, base) for t in (warmup + (total - warmup) // 2, total - 1)]
+            if s >= warmup and got == 0 and expected > 0 and all(isinstance(v, (int, float)) for v in later) and \
+                    0 < later[0] < later[1]:
+                raise ExerciseError(f"At step {s} (warm-up {warmup}, total {total}, base {base}) expected "
+                                    f"{expected:.6g}, got 0, and later the rate grows ({later[0]:.3g}, then "
+                                    f"{later[1]:.3g}): the decay runs the wrong way. After the warm-up the rate "
+                                    "falls from base_lr to 0: (total_steps - step) / (total_steps - warmup_steps).")
             if s >= warmup and got == 0 and expected > 0:
                 raise ExerciseError(f"At step {s} (warm-up {warmup}, total {total}, base {base}) expected "
                                     f"{expected:.6g}, got 0 while the decay still has steps to go: a clamp at 0 "
