@@ -83,6 +83,10 @@ def check_attention_weights(fn) -> None:
         raise ExerciseError("The blocked keys still get weight: a score of 0 is an ordinary score, and the softmax "
                             "gives it exp(0) like any other. A blocked score must become -inf (or hugely negative).")
     if not torch.allclose(got.sum(-1), torch.ones(2, 5), atol=1e-4):
+        finite = got[torch.isfinite(got)]
+        if finite.numel() and (finite <= 1e-6).all() and torch.allclose(got.exp().sum(-1), torch.ones(2, 5), atol=1e-4):
+            raise ExerciseError("These are log-probabilities (every value <= 0, and their exp sums to 1): "
+                                "log_softmax where the weights need softmax itself.")
         raise ExerciseError("Rows do not sum to 1: take the softmax over the last dimension (the keys).")
     raise ExerciseError("Not the expected weights. Work one query out by hand: its scores against every key, "
                         "divided by sqrt(d), the blocked keys set to -inf, then a softmax over the keys.")
