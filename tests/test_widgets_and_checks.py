@@ -647,6 +647,9 @@ WRONG_ANSWERS = [
      "len\\(x\\) counts the first dimension"),
     # a learner's review of 00 (2026-11-27): a separator, str() of a list, a loop one short, positions - 1
     (checks.check_blank_positions, lambda text: [i for i, c in enumerate(text) if c in "_ "], "and more"),
+    # a learner's review of 13 (2026-11-27): the notebook's vocabulary size typed in
+    (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-1].reshape(-1, 84), ids[:, 1:].reshape(-1)),
+     "vocabulary of their own"),
     # a learner's review of 03 (2026-11-27): log_softmax for softmax
     (checks.check_attention_weights, lambda q, k, keep: (q @ k.transpose(-2, -1) / q.size(-1) ** 0.5).masked_fill(
         ~keep[:, None, :], float("-inf")).log_softmax(-1), "log-probabilities"),

@@ -36,6 +36,9 @@ def _loss_hint(err):
     if "Expected target size" in str(err) or "Expected input batch_size" in str(err):
         return ("F.cross_entropy reads (positions, vocabulary) logits against (positions,) labels, or puts the "
                 "vocabulary in dimension 1: flatten the batch and length dimensions of both first.")
+    if "is invalid for input of size" in str(err):
+        return ("the check's logits have a vocabulary of their own (11 tokens, not the notebook's): read every size "
+                "from the tensors themselves, logits.size(-1), not from the tokenizer or a number typed in.")
     return None
 
 
