@@ -647,6 +647,10 @@ WRONG_ANSWERS = [
      "len\\(x\\) counts the first dimension"),
     # a learner's review of 00 (2026-11-27): a separator, str() of a list, a loop one short, positions - 1
     (checks.check_blank_positions, lambda text: [i for i, c in enumerate(text) if c in "_ "], "and more"),
+    # a learner's review of 14 (2026-11-27): signatures and the order of arguments
+    (checks.check_takes_muon, lambda p, n: n.startswith("layers.") and p.dim() == 2, "the name \\(a string\\) first"),
+    (checks.check_takes_muon, lambda n: n.startswith("layers."), "two arguments"),
+    (checks.check_newton_schulz, lambda m: m, "second argument"),
     # a learner's review of 13 (2026-11-27): the notebook's vocabulary size typed in
     (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-1].reshape(-1, 84), ids[:, 1:].reshape(-1)),
      "vocabulary of their own"),

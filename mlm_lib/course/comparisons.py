@@ -294,7 +294,7 @@ def _finetune(a: dict, b: dict, budget, metric: str = "") -> Comparison:
 
 
 COMPARISONS.update({
-    # notebook 09 §1 and §5: the WordPiece model trained with pieces or whole words masked (whole_word.json)
+    # notebook 09 §1 and §5: the WordPiece model trained with pieces or whole words masked (whole_word-s0, -s1, -s2)
     **{f"whole words against pieces, {measure}": Comparison(
         "whole_word", {"objective": "whole words"}, {"objective": "pieces"}, f"final.{path}",
         f"held-out accuracy, {measure}")

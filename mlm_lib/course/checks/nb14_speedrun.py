@@ -84,7 +84,7 @@ def check_newton_schulz(fn) -> None:
         for steps in (1, 5):
             want = newton_schulz(matrix, steps)
             given = matrix.clone()
-            got = _tensor(_call(fn, given, steps), "the result")
+            got = _tensor(_call(fn, given, steps, hint=_steps_hint), "the result")
             if not torch.equal(given, matrix):
                 raise ExerciseError("Your function changed the matrix it was given (an in-place operation such as /= or "
                                     "a method ending in _): an optimiser's momentum would be rescaled. Build new "
@@ -126,12 +126,27 @@ def check_newton_schulz(fn) -> None:
         "between about 0.5 and 1.5, so those directions all move by about the same amount.")
 
 
+def _takes_muon_hint(err):
+    if isinstance(err, TypeError) and "positional argument" in str(err):
+        return "the check, like the optimiser, calls takes_muon(name, parameter): two arguments, the name first."
+    if isinstance(err, AttributeError) and "'Parameter' object" in str(err):
+        return ("a string method called on the parameter: the check calls takes_muon(name, parameter), the name "
+                "(a string) first, then the tensor.")
+    return None
+
+
+def _steps_hint(err):
+    if isinstance(err, TypeError) and "positional argument" in str(err):
+        return "the check calls newton_schulz_by_hand(matrix, steps): give it a second argument, steps=5 by default."
+    return None
+
+
 def check_takes_muon(fn) -> None:
     """fn(name, parameter) -> True for the parameters Muon takes (the encoder layers' weight matrices)."""
     model = BertForMLM(BertConfig(vocab_size=20, **(MODEL_SIZES["smoke"] | {"n_layers": 3})))
     want = set(hidden_matrices(model))
     for name, parameter in model.named_parameters():
-        got = _call(fn, name, parameter)
+        got = _call(fn, name, parameter, hint=_takes_muon_hint)
         if not isinstance(got, bool):
             raise ExerciseError(f"Return True or False, got {type(got).__name__} for {name}.")
         if got and name not in want:
