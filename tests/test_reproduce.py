@@ -146,7 +146,8 @@ def test_the_shipped_report_is_the_table_the_results_readme_shows():
             # its vocabulary is retrained by Hugging Face's trainer, whose ties fall in a hash map's order: the
             # README says the command does not reproduce it, and why (the loop alone was checked on a fixed one)
             assert any(name.split(".")[-1] == "loss" for p in parts for name in p["differing"])
-            assert "`whole_word.json` is not reproducible by its command" in readme
+            assert "`whole_word.json` was not reproducible by its command" in readme
+            assert not (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/whole_word.json").exists()
             continue
         for p in parts:  # every difference is one of the two the README explains; losses never differ
             for name, d in p["differing"].items():
@@ -188,4 +189,21 @@ def test_seeds_added_later_reproduce_bit_for_bit_by_todays_command():
         parts = c["runs"] + ([c["rest"]] if c["rest"]["compared"] else [])
         assert parts and c["stop_at"]
         for part in parts:
+            assert part["compared"] > 0 and part["identical"] == part["compared"] and not part["differing"], part
+
+
+def test_the_whole_word_reruns_reproduce_bit_for_bit():
+    """assets/results/reproduced-whole_word.json: seeds 0 and 1 of the whole-word experiment, re-made on 2026-11-27 by
+    today's command on the course model's vocabulary (they replace whole_word.json, which no command reproduced), re-run
+    again for their first 300 steps: every number the two share identical; the README shows the report's table."""
+    from pathlib import Path
+    from mlm_lib.course.assets import load_json_results
+    report = load_json_results("reproduced-whole_word")
+    readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
+    assert "<!-- reproduce-whole_word -->\n" + reproduce.table(report) + "\n<!-- /reproduce-whole_word -->" in readme
+    assert {e["shipped"] for e in report["files"]} == {"whole_word-s0.json", "whole_word-s1.json"}
+    for entry in report["files"]:
+        c = entry["comparison"]
+        assert len(c["runs"]) == 2 and c["stop_at"] == 300
+        for part in c["runs"] + ([c["rest"]] if c["rest"]["compared"] else []):
             assert part["compared"] > 0 and part["identical"] == part["compared"] and not part["differing"], part

@@ -76,7 +76,7 @@ def test_whole_word_experiment_smoke(tmp_path, capsys):
             whole_word.main([*argv, "--out", str(tmp_path / "refused.json")])
         assert said in capsys.readouterr().err
     assert not (tmp_path / "refused.json").exists()
-    # or on a WordPiece checkpoint's vocabulary (the shipped whole_word.json records none: its seed 1 made the
+    # or on a WordPiece checkpoint's vocabulary (the model's log, checkpoints/shakespeare-wordpiece.json, records none: its seed 1 made the
     # shipped checkpoint); a character checkpoint is refused by name
     from_checkpoint = whole_word.main(["--preset", "smoke", "--out", str(tmp_path / "from_pt.json"), "--vocabulary-of",
                                        str(tmp_path / "ww" / "best.pt")])
@@ -92,7 +92,7 @@ def test_whole_word_experiment_smoke(tmp_path, capsys):
 @pytest.mark.slow
 def test_shipped_wordpiece_model_and_results():
     """The shipped whole-word results hold: re-evaluating the shipped model gives its logged figures."""
-    from mlm_lib.course.assets import load_json_results, reference_checkpoint
+    from mlm_lib.course.assets import load_json_results, reference_checkpoint, reference_log
     from mlm_lib.experiments import whole_word
     from mlm_lib.data import load_corpus, train_val_split
     from mlm_lib.wordpiece import prepare_wordpiece_data
@@ -103,11 +103,15 @@ def test_shipped_wordpiece_model_and_results():
         made = load_json_results(name)
         assert made["command"].startswith("python -m mlm_lib.experiments.whole_word --preset full")
         assert made["summary"] == whole_word.summary(made["runs"])
-    results = load_json_results("whole_word")  # the file whose runs the shipped model was chosen from
+    # the file whose runs the shipped model was chosen from (2026-11-23), kept beside the model as its log
+    results = reference_log("shakespeare-wordpiece")
     assert {(r["objective"], r["seed"]) for r in results["runs"]} == {(o, s) for o in whole_word.OBJECTIVES for s in (0, 1)}
     every = shipped("whole_word")
     assert {(r["objective"], r["seed"]) for r in every["runs"]} == {(o, s) for o in whole_word.OBJECTIVES for s in (0, 1, 2)}
     checkpoint = reference_checkpoint("shakespeare-wordpiece")
+    # seeds 0 and 1 were re-run on the model's own vocabulary (--vocabulary-of the checkpoint); seed 2 trained its own
+    for name in ("whole_word-s0", "whole_word-s1"):
+        assert load_json_results(name)["tokenizer"]["tokens"] == checkpoint.tokenizer.tokens, name
     rebuilt = prepare_wordpiece_data(None, results["settings"]["vocab_size"])[0]
     # Hugging Face's trainer breaks ties differently from run to run: the same vocabulary up to a few pieces
     assert len(set(checkpoint.tokenizer.tokens) & set(rebuilt.tokens)) >= 0.99 * rebuilt.vocab_size
@@ -129,7 +133,7 @@ def test_shipped_wordpiece_model_and_results():
 
 
 def test_whole_word_readme_table_is_the_shipped_results():
-    """Every figure of the table in results/README.md comes from whole_word.json (rounded as printed)."""
+    """Every figure of the table in results/README.md comes from the whole_word files (rounded as printed)."""
     import re
     from pathlib import Path
 
