@@ -11,6 +11,22 @@ from mlm_lib.model import BertConfig, BertForMLM
 from mlm_lib.course.widgets import attention_view, attention_widget, masking_view, masking_widget
 
 
+
+def _vp_no_blank_guard(speech):  # notebook 11 Ex1, split without dropping blank lines
+    lines = speech.split("\n")
+    if lines[0].strip().endswith(":"):
+        lines = lines[1:]
+    starts = [line[0] for line in lines[1:] if line[0].isalpha()]
+    return None if not starts else (1 if any(c.islower() for c in starts) else 0)
+
+
+def _vp_no_empty_guard(speech):  # notebook 11 Ex1, the first line read before asking whether there is one
+    lines = [line.strip() for line in speech.strip().splitlines() if line.strip()]
+    if lines[0].endswith(":"):
+        lines = lines[1:]
+    starts = [line[0] for line in lines[1:] if line[0].isalpha()]
+    return None if not starts else (1 if any(c.islower() for c in starts) else 0)
+
 def test_masking_view_counts_and_colours(small_tokenizer):
     text = "the quick brown fox jumps over the lazy dog " * 10
     html, counts = masking_view(text, small_tokenizer, select_prob=0.5, seed=3)
@@ -93,7 +109,9 @@ def _truncate(a, b, max_tokens, fronts):
 
 
 def _verse_or_prose(speech, skip_first=True):
-    lines = speech.splitlines()
+    lines = [line.strip() for line in speech.splitlines() if line.strip()]  # blank lines have no first letter
+    if not lines:
+        return None
     lines = lines[1:] if lines[0].endswith(":") else lines  # the speaker's line, where there is one
     if len(lines) < 2:
         return None
@@ -647,6 +665,15 @@ WRONG_ANSWERS = [
      "len\\(x\\) counts the first dimension"),
     # a learner's review of 00 (2026-11-27): a separator, str() of a list, a loop one short, positions - 1
     (checks.check_blank_positions, lambda text: [i for i, c in enumerate(text) if c in "_ "], "and more"),
+    # a learner's review of 11 (2026-11-27): no blank-line guard, no empty-speech guard, True/False, a mask changed in
+    # place, a numpy round trip
+    (checks.check_verse_or_prose, _vp_no_blank_guard, "blank line in it"),
+    (checks.check_verse_or_prose, _vp_no_empty_guard, "blank line in it"),
+    (checks.check_verse_or_prose, lambda sp: None if _verse_or_prose(sp) is None else _verse_or_prose(sp) == 1,
+     "True and False"),
+    (checks.check_mean_pool, lambda h, m: (lambda mm: (h * mm).sum(1) / mm.sum(1))(m.unsqueeze_(-1)), "changed the attention_mask"),
+    (checks.check_mean_pool, lambda h, m: torch.from_numpy((h.detach().numpy() * m.numpy()[..., None]).sum(1)
+                                                           / m.numpy()[..., None].sum(1)).float(), "carries a gradient"),
     # a learner's review of 14 (2026-11-27): signatures and the order of arguments
     (checks.check_takes_muon, lambda p, n: n.startswith("layers.") and p.dim() == 2, "the name \\(a string\\) first"),
     (checks.check_takes_muon, lambda n: n.startswith("layers."), "two arguments"),

@@ -33,13 +33,32 @@ _SPEECHES = [
 ]
 
 
+# edges the corpus never holds, though the rule covers them: a blank line inside a speech, and nothing at all
+_EDGES = ["HAMLET:\nTo be\n\nOr not", ""]
+
+
+def _speech_hint(err):
+    if isinstance(err, IndexError):
+        return ("the check also tries a speech with a blank line in it and an empty speech: a blank line has no first "
+                "character to test (skip it), and with no line left the answer is None.")
+    return None
+
+
 def check_verse_or_prose(fn) -> None:
     """fn(speech) -> VERSE (0), PROSE (1) or None, by the capitals rule of notebook 11, §1."""
-    for speech in _SPEECHES:
+    for speech in _SPEECHES + _EDGES:
         want = verse_or_prose(speech)
-        got = _call(fn, speech)
+        got = _call(fn, speech, hint=_speech_hint)
         if isinstance(got, torch.Tensor):
             got = got.item() if got.numel() == 1 else f"a tensor of shape {tuple(got.shape)}"
+        if isinstance(got, bool):
+            raise ExerciseError(f"For {speech!r} you returned {got!r}: return the labels themselves, 0 (verse) or 1 "
+                                "(prose), or None; True and False are another type, which the labels' list would "
+                                "then mix in.")
+        if got is None and want is not None:
+            raise ExerciseError(f"{speech!r} should be {'VERSE (0)' if want == VERSE else 'PROSE (1)'}, got None. If "
+                                "your function prints its answer, let it return it instead; otherwise: is the speaker's "
+                                "line left out, the speech's first line skipped, and a later line found?")
         if got == want and (got is None) == (want is None):
             continue
         if got not in (VERSE, PROSE, None) or isinstance(got, float):
@@ -95,8 +114,12 @@ def check_mean_pool(fn) -> None:
     g = torch.Generator().manual_seed(0)
     hidden = torch.randn(3, 6, 4, generator=g)
     mask = torch.tensor([[1, 1, 1, 1, 1, 1], [1, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]])
-    given = hidden.clone()
-    got = _tensor(_call(fn, given, mask.clone(), hint=_pool_hint), "the pooled vectors")
+    given, given_mask = hidden.clone(), mask.clone()
+    got = _tensor(_call(fn, given, given_mask, hint=_pool_hint), "the pooled vectors")
+    if not torch.equal(given_mask, mask):
+        raise ExerciseError("Your function changed the attention_mask it was given (a method ending in _, such as "
+                            "unsqueeze_): the batch still needs it, and the encoder's next call would read the changed "
+                            "one. Build a new tensor instead, e.g. attention_mask.unsqueeze(-1).")
     if not torch.equal(given, hidden):
         raise ExerciseError("Your function changed the hidden vectors it was given (an assignment into hidden[...] or "
                             "a method ending in _): in the model they are the encoder's output, which the backward "
@@ -111,6 +134,15 @@ def check_mean_pool(fn) -> None:
         raise ExerciseError("That is the mean over every position, padding included: padding's vectors are not part "
                             "of the text: leave them out of the sum and out of the count.")
     if torch.allclose(got, want, atol=1e-5):
+        try:  # in training the hidden vectors carry a gradient back to the encoder: the pooling must keep it
+            pooled = fn(hidden.clone().requires_grad_(True), mask.clone())
+            kept = isinstance(pooled, torch.Tensor) and pooled.grad_fn is not None
+        except Exception:  # noqa: BLE001 -- e.g. .numpy() on a tensor that requires grad
+            kept = False
+        if not kept:
+            raise ExerciseError("Right values, but not on a tensor that carries a gradient: in fine-tuning the hidden "
+                                "vectors require grad, and a round trip through numpy (or .detach()) either fails there "
+                                "or cuts the path back to the encoder. Stay in torch: sum, multiply and divide tensors.")
         _ok("Padding is left out of the mean, so the same text pooled alone or in a padded batch gives the same "
             "vector.")
         return
