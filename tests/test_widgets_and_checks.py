@@ -1,4 +1,6 @@
 """Widgets are thin views over pure functions (tested here without a browser); checks judge exercises."""
+import contextlib
+import io
 import math
 import re
 
@@ -503,6 +505,13 @@ def test_fill_blanks_view_and_widget(tokenizer):
 # Wrong answers students actually wrote (issue 17): each must be refused, with the hint that fits it, and
 # never as a raw traceback from inside torch.
 F_ = torch.nn.functional
+def test_unigram_loss_gets_counts_as_the_notebook_has_them():
+    """The notebook's `counts` is a Counter: an answer that uses Counter.total() works on it, and on the check's."""
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        checks.check_unigram_loss(lambda c: -sum(n / c.total() * math.log(n / c.total()) for n in c.values()))
+    assert "Correct" in out.getvalue()
+
+
 WRONG_ANSWERS = [
     (checks.check_masked_loss, lambda lg, lb: F_.cross_entropy(lg, lb), "F.cross_entropy takes logits of shape"),
     (checks.check_masked_loss, lambda lg, lb: {"loss": 1.0}, "Return a torch tensor"),
@@ -521,6 +530,15 @@ WRONG_ANSWERS = [
      "log of the counts"),
     (checks.check_unigram_loss, lambda c: -sum(math.log(n / sum(c.values())) for n in c.values()) / len(c),
      "weighs the same"),
+    # review of 02, 2026-11-27: BERT's shares typed in
+    (checks.check_expected_counts, lambda n, s, m, r: (n * s * 0.8, n * s * 0.1, n * s * 0.1), "80/10/10 shares, typed in"),
+    # review of 01, 2026-11-27: floor division, None for the empty case, a stack of unequal slices
+    (checks.check_unigram_loss, lambda c: -sum(n // sum(c.values()) * math.log(n / sum(c.values())) for n in c.values()),
+     "divide with /"),
+    (checks.check_make_windows, lambda ids, L: ids[: len(ids) // L * L].view(-1, L) if len(ids) >= L else None,
+     "returned None. No whole window fits"),
+    (checks.check_make_windows, lambda ids, L: torch.stack([ids[i:i + L] for i in range(0, len(ids), L)]),
+     "keep whole windows only"),
     (checks.check_count_parameters, lambda c: BertForMLM(c).num_parameters(), "from the configuration alone"),
     (checks.check_expected_counts, lambda n, s, m, r: tuple(round(x) for x in (n * s * m, n * s * r, n * s * (1 - m - r))),
      "need not be a whole number"),
@@ -1748,3 +1766,14 @@ def test_a_check_run_before_its_function_exists_says_how_names_come_to_exist(cap
     finally:
         shell.set_custom_exc((), None)
         InteractiveShell.clear_instance()  # other tests run outside IPython, as a script does
+
+
+def test_the_masking_key_names_only_the_marks_the_text_shows():
+    """Review of 02: the key listed ␣ and ⏎ under a picture that had neither (a masked space shows as █)."""
+    from mlm_lib.course.viz import masked_text_html
+    from mlm_lib.masking import MASKED, NOT_SELECTED, UNCHANGED
+
+    masked_space = masked_text_html(list("a b"), ["a", "[MASK]", "b"], [NOT_SELECTED, MASKED, NOT_SELECTED])
+    assert "█ = [MASK]" in masked_space and "␣ = space" not in masked_space and "⏎" not in masked_space
+    shown_space = masked_text_html(list("a b"), list("a b"), [NOT_SELECTED, UNCHANGED, NOT_SELECTED])
+    assert "␣ = space" in shown_space and "⏎" not in shown_space

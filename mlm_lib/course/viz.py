@@ -79,8 +79,13 @@ def masked_text_html(tokens_in: list[str], tokens_out: list[str], outcome, title
             tip = html.escape(f"{OUTCOME_NAMES[code]}: was {orig!r}")
             look = f"color:{colour}" if code == MASKED else f"background:{colour};border-radius:3px"  # █ in orange
             spans.append(f'<span title="{tip}" style="{look};padding:0 1px">{text}</span>')
+    # the key names only the marks this text shows (a masked space is █; ␣ and ⏎ appear where one is shown)
+    marks = [("█", "[MASK]")] + [(mark, name) for mark, token, name in (("␣", " ", "space"), ("⏎", "\n", "new line"))
+                                 if any(code != NOT_SELECTED and shown == token for shown, code in
+                                        zip(tokens_out, [int(c) for c in outcome]))]
     legend = " ".join(f'<span style="background:{c};padding:0 4px;border-radius:3px">{OUTCOME_NAMES[k]}</span>'
-                      for k, c in OUTCOME_COLOURS.items() if c) + " &nbsp;(█ = [MASK], ␣ = space, ⏎ = new line; hover for the original)"
+                      for k, c in OUTCOME_COLOURS.items() if c) + (
+        " &nbsp;(" + ", ".join(f"{mark} = {name}" for mark, name in marks) + "; hover for the original)")
     head = f"<b>{html.escape(title)}</b><br>" if title else ""
     return (f'<div style="font-family:monospace;line-height:1.6">{head}{"".join(spans)}'
             f'<div style="margin-top:4px;font-size:90%">{legend}</div></div>')

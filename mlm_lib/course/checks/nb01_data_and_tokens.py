@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import torch
 
@@ -46,9 +47,9 @@ def check_unigram_loss(fn) -> None:
     for counts in ({"a": 3, "b": 1}, {"x": 5, "y": 3, "z": 2, " ": 10}, {"e": 7}):
         total = sum(counts.values())
         expected = -sum(n / total * math.log(n / total) for n in counts.values())
-        given = dict(counts)
+        given = Counter(counts)  # the notebook's own `counts` is a Counter (a dict that also has .total())
         got = _call(fn, given)
-        if given != counts:
+        if dict(given) != counts:
             raise ExerciseError(f"Your function changed the counts it was given (it turned {counts} into {given}): "
                                 "the caller's counts are theirs, and later cells read them again. Compute the "
                                 "probabilities into a new dict or a new variable instead.")
@@ -60,6 +61,10 @@ def check_unigram_loss(fn) -> None:
             raise ExerciseError(f"Return a number, not {type(got).__name__}.") from None
         if math.isclose(got, expected, rel_tol=1e-4, abs_tol=1e-9):
             continue
+        if got == 0 and expected > 0:
+            raise ExerciseError(f"For counts {counts} expected {expected:.4f} nats, got 0: every term came out 0. Is "
+                                "a probability computed with // ? Floor division gives count // total = 0 for every "
+                                "character that is not the whole text: divide with / .")
         for value, message in _unigram_slips(counts):
             if math.isclose(got, value, rel_tol=1e-4, abs_tol=1e-9):
                 raise ExerciseError(message)
@@ -85,6 +90,9 @@ def check_unigram_loss(fn) -> None:
 
 
 def _windows_hint(err):
+    if "stack expects each tensor to be equal size" in str(err):
+        return ("the last slice is shorter than `length` (the ids left over at the end), and torch.stack needs "
+                "tensors of one size: keep whole windows only.")
     if "is invalid for input of size" in str(err):
         return ("view can only regroup all the ids, so their number must be a multiple of length, and here it is "
                 "not. How many whole windows fit, and what should happen to the ids left over at the end?")
@@ -104,7 +112,12 @@ def check_make_windows(fn) -> None:
                         f"answer is an empty tensor of shape (0, {length}).")
             return _windows_hint(err)
 
-        got = _tensor(_call(fn, ids, length, hint=hint), "the windows")
+        answer = _call(fn, ids, length, hint=hint)
+        if answer is None and n_ids < length:
+            raise ExerciseError(f"For {n_ids} ids and windows of {length} your function returned None. No whole "
+                                f"window fits, and the answer is still windows: none of them, an empty tensor of "
+                                f"shape (0, {length}), which a caller can loop over or count (len 0) like any other.")
+        got = _tensor(answer, "the windows")
         if got.is_floating_point() or got.is_complex():
             raise ExerciseError(f"Windows of ids must hold whole numbers, as the ids do ({ids.dtype}), not {got.dtype}: "
                                 "an id indexes the vocabulary and a table of vectors, which take integers.")

@@ -44,9 +44,13 @@ def check_expected_counts(fn) -> None:
         if (len(got) == 3 and math.isclose(got[0], expected[0], rel_tol=1e-6)
                 and expected[1] * 0.9 < got[1] < expected[1]
                 and math.isclose(got[1] + got[2], expected[1] + expected[2], rel_tol=1e-6)):
-            raise ExerciseError(f"For {args} the random and unchanged counts are off ({shown}), though together they "
+            raise ExerciseError(f"For {args} the random and unchanged counts are off (you gave {shown}), though together they "
                                 "are right: a random draw that happens to hit the original token still counts as "
                                 "random. Count by what was decided for each position, not by what it shows.")
+        if len(got) == 3 and m != 0.8 and all(math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)
+                                              for a, b in zip(got, (n * s * 0.8, n * s * 0.1, n * s * 0.1))):
+            raise ExerciseError(f"For {args} you gave {shown}: BERT's 80/10/10 shares, typed in. The function is "
+                                "given its shares: use mask_prob and random_prob (the rest is unchanged).")
         if len(got) == 3 and math.isclose(got[0], n * m, rel_tol=1e-6):
             raise ExerciseError("Only selected positions are replaced: multiply by select_prob too.")
         if len(got) == 3 and all(abs(a - b) < 1 and a == int(a) for a, b in zip(got, expected)):
@@ -153,7 +157,6 @@ def check_make_labels(fn) -> None:
                 else:
                     raise ExerciseError("Right for one window, wrong for a batch: ids and outcome can be a batch (windows "
                                         "x length), as in training, and a loop over them walks whole rows. Work on the "
-                                        "tensors whole (outcome == 0 is a tensor of True/False; torch.where or "
-                                        "masked_fill pick with it), which works for any shape.") from None
+                                        "tensors whole, with operations that keep any shape.") from None
             raise
     _ok("cross_entropy skips -100 by default (ignore_index), so only selected positions count.")
