@@ -189,6 +189,36 @@ def test_finetune_command_smoke(tmp_path):
     assert len(json.loads(out.read_text())["runs"]) == len(result["runs"])  # nothing left to run
 
 
+@pytest.mark.parametrize("budgets, why", [(["0"], "at least 2"), (["fifty"], "not a number of examples"),
+                                           (["999999"], "the training plays hold"), (["all"], None)])
+def test_budgets_are_checked_before_any_run(tmp_path, capsys, budgets, why):
+    """--budgets re-runs some of a curve (to compare with `reproduce`); a budget the plays cannot fill is refused
+    with the fix before anything runs, and the lr experiment, whose budgets are fixed, refuses the option."""
+    from mlm_lib.experiments import finetune
+
+    out = tmp_path / "curve.json"
+    if why is None:
+        with pytest.raises(SystemExit):
+            finetune.main(["lr", "--preset", "smoke", "--budgets", *budgets, "--out", str(out)])
+        assert "leave --budgets out" in capsys.readouterr().err and not out.exists()
+        return
+    with pytest.raises(SystemExit):
+        finetune.main(["curve", "--preset", "smoke", "--budgets", *budgets, "--out", str(out)])
+    err = capsys.readouterr().err
+    assert why in err and "Traceback" not in err and not out.exists()
+
+
+@pytest.mark.slow
+def test_budgets_run_those_budgets_only(tmp_path):
+    from mlm_lib.experiments import finetune
+
+    out = tmp_path / "curve.json"
+    assert finetune.main(["curve", "--preset", "smoke", "--budgets", "4", "4", "--out", str(out)]) == 0
+    result = json.loads(out.read_text())
+    assert {r["budget"] for r in result["runs"]} == {4} and len(result["runs"]) == len(METHODS) + 1
+    assert result["settings"]["budgets"] == [4] and "--budgets 4 4" in result["commands"][0]
+
+
 def test_shipped_learning_curve_is_complete_reproducible_and_in_the_readmes(splits):
     from mlm_lib.course.assets import load_json_results
     from mlm_lib.experiments import finetune

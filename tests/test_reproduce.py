@@ -60,6 +60,42 @@ def test_fine_tunings_match_by_name_not_by_order():
     assert rest["compared"] == rest["identical"] == 6  # steps, seed and accuracy of the two both have
 
 
+def test_a_learner_at_each_label_budget_is_its_own_run():
+    """finetune's runs: a learner (`method`) runs at several budgets; each (learner, budget, seed) is one run."""
+    run = lambda method, budget, acc: {"method": method, "budget": budget, "seed": 0, "lr": 1e-4,  # noqa: E731
+                                       "test": {"accuracy": acc}}
+    shipped = {"runs": [run("pretrained", 50, 0.6), run("pretrained", 200, 0.7), run("scratch", 50, 0.5)]}
+    rerun = {"runs": [run("pretrained", 50, 0.6), run("scratch", 50, 0.55)]}  # the 50-label runs again
+    c = reproduce.compare_files(shipped, rerun)
+    assert [(r["name"], r["identical"], r["compared"]) for r in c["runs"]] == [("pretrained @ 50", 4, 4),
+                                                                              ("scratch @ 50", 3, 4)]
+    assert c["missing"] == [["pretrained @ 200", 0]] and not c["summary_compared"]
+    sweep = dict(run("frozen", 200, 0.6), sweep=True)
+    assert reproduce.run_name(sweep) == "frozen @ 200 lr 0.0001"  # the lr experiment's runs differ by rate
+
+
+def test_electra_pretrainings_are_its_runs_and_its_fine_tunings_match_record_to_record():
+    pre = lambda objective, seed, auc: {"objective": objective, "seed": seed, "final": {"auc": auc},  # noqa: E731
+                                        "train_seconds": 5.0 + seed}
+    ft = lambda objective, learner, budget, seed, acc: {  # noqa: E731
+        "objective": objective, "learner": learner, "budget": budget, "seed": seed, "pretrain_seed": 0,
+        "lr": 1e-4, "test": {"accuracy": acc}}
+    shipped = {"pretrained": [pre("mlm, continued", 0, 0.9), pre("electra, two-stage", 0, 0.8)],
+               "finetuned": [ft("scratch", "frozen, mean", 50, 0, 0.5), ft("scratch", "frozen, mean", 50, 1, 0.6),
+                             ft("scratch", "frozen, mean", 200, 0, 0.7)]}
+    screen = {"pretrained": [pre("electra, two-stage", 0, 0.8)], "finetuned": []}  # --no-finetune, one arm
+    c = reproduce.compare_files(shipped, screen)
+    assert [(r["name"], r["seed"], r["identical"], r["compared"]) for r in c["runs"]] == [
+        ("electra, two-stage", 0, 2, 2)]  # seed and AUC; the clock is left out
+    assert c["missing"] == [["mlm, continued", 0]]
+    fine = {"pretrained": [], "finetuned": [ft("scratch", "frozen, mean", 200, 0, 0.7),
+                                            ft("scratch", "frozen, mean", 50, 1, 0.6)]}
+    rest = reproduce.compare_files(shipped, fine)["rest"]
+    assert rest["compared"] == rest["identical"] == 2 * 5  # two records (budget, seeds, rate, accuracy), not by order
+    assert reproduce.refusal("a", "b", shipped, {"pretrained": [pre("mlm", 3, 0.1)]},
+                             reproduce.compare_files(shipped, {"pretrained": [pre("mlm", 3, 0.1)]}))
+
+
 def test_the_command_refuses_an_odd_number_of_files(tmp_path, capsys):
     with pytest.raises(SystemExit) as stop:
         reproduce.main([str(tmp_path / "a.json")])

@@ -3,6 +3,8 @@
     python -m mlm_lib.experiments.finetune curve --out mlm_lib/course/assets/results/finetune_curve.json
     python -m mlm_lib.experiments.finetune lr    --out mlm_lib/course/assets/results/finetune_lr.json
     python -m mlm_lib.experiments.finetune curve --preset smoke --out /tmp/curve.json   # seconds: the tests
+    python -m mlm_lib.experiments.finetune curve --seeds 0 --budgets 50 --threads 1 --out runs/repro/curve.json
+                                          # some of the runs again: a check with `reproduce` against a shipped file
 
 * curve: for each label budget (50, 200, 1,000 and every training example) and seed, the same training
   examples go to six learners: the course's pretrained model fine-tuned whole, pooling [CLS] ("pretrained") or
@@ -54,6 +56,21 @@ def default_model_path():
     from importlib.resources import files
 
     return files("mlm_lib.course.assets") / "checkpoints" / "shakespeare-char-64.pt"
+
+
+def label_count(text: str):
+    """An argparse type for --budgets: a whole number of labelled examples (at least 2: one of each label) or
+    `all`; whether the training plays hold that many is checked once they are read."""
+    if text.strip().lower() == "all":
+        return "all"
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of examples: give a whole number such as 50, "
+                                         "or all") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"{value}: a budget is at least 2 examples (one of each label)")
+    return value
 
 
 def run(method: str, budget, seed: int, lr: float | None, data: dict, settings: dict) -> dict:
@@ -114,6 +131,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", required=True, help="the results file (rewritten after every run)")
     parser.add_argument("--model", help="the pretrained model.pt to fine-tune (default: the shipped character model)")
     parser.add_argument("--seeds", type=seed_number, nargs="+", help="seeds to run (default: the preset's)")
+    parser.add_argument("--budgets", nargs="+", type=label_count, help="curve: only these label budgets (a number "
+                        "of examples, or all; default: the preset's), e.g. to re-run a few runs of a shipped file and "
+                        "compare them (python -m mlm_lib.experiments.reproduce)")
     parser.add_argument("--resume", action="store_true", help="continue --out with the same settings (the same "
                         "--model, by its sha256): keep its runs, run the others")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing --out")
@@ -123,6 +143,11 @@ def main(argv=None) -> int:
     settings = dict(PRESETS[args.preset])
     if args.seeds:
         settings["seeds"] = tuple(args.seeds)
+    if args.budgets:
+        if args.experiment != "curve":
+            parser.error("--budgets chooses the curve's label budgets; the lr experiment's are fixed "
+                         f"({', '.join(map(str, settings['sweep_budgets']))}): leave --budgets out")
+        settings["budgets"] = tuple(dict.fromkeys(args.budgets))
     model_path = args.model or default_model_path()
     with refusals(parser, "--model"):
         checkpoint = load_checkpoint(model_path, map_location=device)  # fine-tuning runs where the model is (fp32)
@@ -135,6 +160,10 @@ def main(argv=None) -> int:
                        "the task's speeches", "fine-tune a model pretrained on Shakespeare's plays (the default).")
     except ValueError as err:
         parser.error(str(err))
+    most = len(splits["train"]["examples"])
+    if any(b != "all" and b > most for b in settings["budgets"]):
+        parser.error(f"--budgets {' '.join(map(str, settings['budgets']))}: the training plays hold {most:,} "
+                     "labelled speeches; give budgets up to that, or all")
     options = {"experiment": args.experiment, "--preset": args.preset, "--model sha256": sha256_file(model_path),
                "--device": device.type}
     out = open_run(parser, "finetune", args.out, options=options, resume=args.resume, overwrite=args.overwrite,

@@ -21,7 +21,7 @@ from ._run import command, kind_of, open_run, read_results
 
 # keys that measure the clock or describe the run rather than what it computed
 SKIPPED = ("seconds", "date", "machine", "command")
-NAME_KEYS = ("label", "variant", "recipe", "objective")
+NAME_KEYS = ("label", "variant", "recipe", "objective", "method")
 # history entries a run writes when it ends, not step by step (the passes over the pairs a run began): a
 # run stopped early has its own
 WHOLE_RUN_FIGURES = ("epochs",)
@@ -73,17 +73,27 @@ def compare(shipped, rerun) -> dict:
 
 
 def run_name(run: dict) -> str:
-    """What names a run: its label, variant, recipe or objective; a cell of a grid by its learning rate and batch."""
+    """What names a run: its label, variant, recipe, objective or learner (`method`, with its label budget); a
+    cell of a grid by its learning rate and batch."""
     name = next((str(run[k]) for k in NAME_KEYS if k in run), None)
     if name is None and "lr" in run:
         name = f"lr {run['lr']:g}" + (f", {run['batch']} a step" if "batch" in run else "")
+    if name is not None and "budget" in run:  # a fine-tuning's learner runs at several label budgets (and rates)
+        name += f" @ {run['budget']}" + (f" lr {run['lr']:g}" if run.get("sweep") else "")
     return name or "run"
 
 
+def runs_of(results: dict) -> list:
+    """A file's runs: its `runs`, or an ELECTRA experiment's pretrainings (its fine-tunings are compared as the
+    rest of the file, record to record)."""
+    return results.get("runs") or results.get("pretrained") or []
+
+
 def keyed(records: list) -> dict:
-    """A list of records (mlm_vs_ltr's fine-tunings) as a dict keyed by what names them, so that a re-run that
+    """A list of records (mlm_vs_ltr's and electra's fine-tunings) as a dict keyed by what names them, so that a re-run that
     wrote them in another order, or only some of them, still compares record to record."""
-    return {"/".join(f"{k}={r[k]}" for k in ("objective", "pretraining_steps", "seed") if k in r): r
+    return {"/".join(f"{k}={r[k]}" for k in ("objective", "pretraining_steps", "pretrain_seed", "learner", "budget",
+                                              "lr", "seed") if k in r): r
             for r in records}
 
 
@@ -107,9 +117,9 @@ def compare_files(shipped: dict, rerun: dict) -> dict:
     histories are compared, over the steps both have, and the summaries and final evaluations are not; a re-run
     of some of the runs (`--seeds 0`) compares those runs whole, and not the summary over all of them."""
     partial = rerun.get("stop_at") is not None
-    fresh = {(run_name(r), r.get("seed")): r for r in rerun.get("runs", [])}
+    fresh = {(run_name(r), r.get("seed")): r for r in runs_of(rerun)}
     runs, missing = [], []
-    for r in shipped.get("runs", []):
+    for r in runs_of(shipped):
         key = (run_name(r), r.get("seed"))
         if key not in fresh:
             missing.append(list(key))
@@ -123,7 +133,8 @@ def compare_files(shipped: dict, rerun: dict) -> dict:
     # over runs, so it compares only when the re-run has them all, each to its end
     whole = not partial and not missing
     rest = [{k: keyed(v) if k == "finetuned" else v for k, v in f.items()
-             if k not in ("runs", "settings", "preset", "stop_at", "options") and (whole or k != "summary")}
+             if k not in ("runs", "pretrained", "settings", "preset", "stop_at", "options")
+             and (whole or k != "summary")}
             for f in (shipped, rerun)]
     return {"runs": runs, "missing": missing, "rest": compare(*rest), "stop_at": rerun.get("stop_at"),
             "summary_compared": whole and "summary" in shipped,
@@ -163,7 +174,7 @@ def refusal(shipped_path, rerun_path, shipped: dict, rerun: dict, comparison: di
     if None not in kinds and kinds[0] != kinds[1]:
         return (f"{shipped_path} is a results file of `{kinds[0]}` and {rerun_path} of `{kinds[1]}`: nothing to "
                 "compare (give a shipped file and a re-run of the same command)")
-    if shipped.get("runs") and rerun.get("runs") and not comparison["runs"]:
+    if runs_of(shipped) and runs_of(rerun) and not comparison["runs"]:
         names = ", ".join(f"{n} seed {s}" for n, s in comparison["missing"][:4])
         return (f"{rerun_path} has no run of {shipped_path} ({names}...): nothing to compare (re-run some of "
                 "the same runs: the same recipes or variants and seeds)")
