@@ -43,7 +43,8 @@ def test_experiment_command_smoke(tmp_path, capsys):
 
 def test_shipped_full_results_say_what_the_course_says():
     full = load_results("curriculum-full")
-    assert full["command"] == "python -m mlm_lib.curriculum_experiment --preset full --out runs/curriculum-full.json"
+    assert full["command"] == "python -m mlm_lib.experiments.curriculum --preset full --threads 2 --out runs/curriculum-full.json"
+    assert full["machine"]["cpu"] and full["machine"]["threads"] == 2  # the machine, named by the file
     assert len(full["runs"]) == 13 and full["settings"]["steps"] == 600
     s = full["summary"]["schedules"]
     assert all(loss > 3.0 for loss in s["fixed 128"]["final_loss_per_seed"])  # never left the plateau
@@ -53,3 +54,19 @@ def test_shipped_full_results_say_what_the_course_says():
     assert [round(x, 2) for x in s["linear 16->128 by 50%"]["final_loss_per_seed"]] == [2.35, 2.98, 2.47]
     budgets = {r["history"]["tokens"][-1] for r in full["runs"]}
     assert max(budgets) - min(budgets) < 0.01 * max(budgets)  # every run saw the same number of characters
+
+
+def test_the_results_readme_table_is_the_shipped_files():
+    """assets/results/README.md's table of the full experiment, row by row, from the file's summary."""
+    from pathlib import Path
+
+    full = load_results("curriculum-full")
+    readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
+    for label, s in full["summary"]["schedules"].items():
+        row = (f"| {label.replace('->', '→')} | {len(s['seeds'])} | {s['mid_loss']:.3f} | {s['final_loss']:.3f} | "
+               f"{s['final_accuracy']:.1%} | {s['token_ratio']:.2f}× |")
+        assert row in readme, row
+    minutes = f"**{full['wall_seconds'] / 60:.1f} minutes**"
+    seconds = [r["history"]["seconds"][-1] for r in full["runs"]]
+    assert minutes in readme and f"({min(seconds):.0f}–{max(seconds):.0f} s of training each)" in readme
+    assert f"Measured on {full['date']}" in readme

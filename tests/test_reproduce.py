@@ -243,3 +243,21 @@ def test_the_whole_word_reruns_reproduce_bit_for_bit():
         assert len(c["runs"]) == 2 and c["stop_at"] == 300
         for part in c["runs"] + ([c["rest"]] if c["rest"]["compared"] else []):
             assert part["compared"] > 0 and part["identical"] == part["compared"] and not part["differing"], part
+
+
+def test_the_curriculum_rerun_reproduces_bit_for_bit():
+    """assets/results/reproduced-curriculum.json: the curriculum experiment made on 2026-11-27 (it replaced the file of
+    2026-11-22, made on another day's machine), its seed-0 runs re-run for 200 steps on the same machine and thread
+    count: every number the two share identical; the README shows the report's table."""
+    from pathlib import Path
+    from mlm_lib.course.assets import load_json_results
+    report = load_json_results("reproduced-curriculum")
+    readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
+    assert "<!-- reproduce-curriculum -->\n" + reproduce.table(report) + "\n<!-- /reproduce-curriculum -->" in readme
+    (entry,) = report["files"]
+    c = entry["comparison"]
+    assert entry["shipped"] == "curriculum-full.json" and len(c["runs"]) == 7 and c["stop_at"] == 200
+    shipped = load_json_results("curriculum-full")
+    assert report["machine"] == shipped["machine"], "re-run on the machine the shipped file names"
+    for part in c["runs"] + ([c["rest"]] if c["rest"]["compared"] else []):
+        assert part["compared"] > 0 and part["identical"] == part["compared"] and not part["differing"], part

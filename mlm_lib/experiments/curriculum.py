@@ -1,9 +1,7 @@
 """The curriculum experiment: does starting on short windows make a masked LM learn faster?
 
-    python -m mlm_lib.experiments.curriculum --preset full --out runs/curriculum-full.json
+    python -m mlm_lib.experiments.curriculum --preset full --threads 2 --out runs/curriculum-full.json   # the shipped file
     python -m mlm_lib.experiments.curriculum --preset small     # what notebook 07 runs, about a minute
-
-(The shipped results were made when this command was `python -m mlm_lib.curriculum_experiment`.)
 
 Every run trains the same model (same sizes, same initial weights for the same seed) for the same
 number of steps of about the same number of tokens; only the window-length schedule differs. All runs
