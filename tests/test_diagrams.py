@@ -136,6 +136,9 @@ def test_blanks_and_guesses_shows_the_models_candidates():
     predictions = [Prediction(3, "b", [("b", 0.6), ("e", 0.3)]), Prediction(8, "r", [("e", 0.5), ("r", 0.4)])]
     drawn = words(D.blanks_and_guesses(TEXT, predictions))
     assert "all 2 blanks" in drawn and "right at 1 of these 2" in drawn and "60%" in drawn and "was 'r'" in drawn
+    fig = D.blanks_and_guesses(TEXT, predictions)  # each column's own blank in red; its neighbours' in black
+    red = [t for t in fig.axes[0].texts if t.get_text() == "█" and t.get_color() == "#d62728"]
+    assert len(red) == len(predictions)
 
 
 def test_length_schedules_keep_the_tokens_a_step():

@@ -530,6 +530,19 @@ WRONG_ANSWERS = [
      "log of the counts"),
     (checks.check_unigram_loss, lambda c: -sum(math.log(n / sum(c.values())) for n in c.values()) / len(c),
      "weighs the same"),
+    # review of 04, 2026-11-27: pre-LN slips were blamed on the position table; one row short; layer_norm's eps
+    (checks.check_count_parameters, lambda c: _formula(c) + (2 * c.d_model * (c.n_layers - 1) if c.pre_ln else 0),
+     "wrong only with pre_ln=True"),
+    (checks.check_count_parameters, lambda c: _formula(c) - (c.d_model if c.pre_ln else 0), "wrong only with pre_ln"),
+    (checks.check_count_parameters, lambda c: _formula(c) - c.d_model, "position table one row short"),
+    (checks.check_embed, lambda e, ids, t: F_.layer_norm(
+        e.word(ids) + e.position.weight[:ids.size(1)] + e.token_type(t), e.norm.normalized_shape, e.norm.weight,
+        e.norm.bias), "layer_norm's default eps"),
+    # review of 06, 2026-11-27: characters masked by value, not position; the notebook's own logits
+    (checks.check_mask_positions, lambda ids, pos, m: torch.where(torch.isin(ids, ids[pos]), m, ids),
+     "every copy of those characters was masked"),
+    (checks.check_top_k, lambda lg, toks, k: [(toks[i], float(p)) for p, i in zip(*torch.arange(84.0).softmax(-1).topk(k))],
+     "Use only its arguments"),
     # review of 02, 2026-11-27: BERT's shares typed in
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * 0.8, n * s * 0.1, n * s * 0.1), "80/10/10 shares, typed in"),
     # review of 01, 2026-11-27: floor division, None for the empty case, a stack of unequal slices

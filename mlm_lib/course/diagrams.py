@@ -394,10 +394,10 @@ def encoder_diagram(config):
     head = _box(ax, cx - bw / 2, y, bw, 0.62, f"MLM head: dense {d}→{c.embedding_width}, GELU, LayerNorm\n"
                 f"decoder = word embedding, + bias {V}", HEAD, size=8.5)
     _arrow(ax, (cx, y - 0.14), (cx, y))
-    # the tied decoder: a dashed line back to the word embedding
-    ax.annotate("", xy=(0.4 + (ew - 0.25) / 2, 0.8), xytext=(cx - bw / 2, y + 0.31),
-                arrowprops=dict(arrowstyle="-", ls="--", color="#2a9d8f", connectionstyle="arc3,rad=0.25"))
-    ax.text(0.45, 3.9, "decoder tied to\nthe word embedding:\none matrix", fontsize=8.5, color="#2a9d8f")
+    # the tied decoder: a dashed line back to the word embedding, along the left margin (clear of every label)
+    ax.plot([cx - bw / 2, 0.15, 0.15, 0.4], [y + 0.31, y + 0.31, 0.5, 0.5], ls="--", color="#2a9d8f", lw=1.2)
+    ax.text(0.3, y + 0.05, "decoder tied to\nthe word embedding:\none matrix", fontsize=8.5, color="#2a9d8f",
+            va="top")
     _box(ax, cx - bw / 2, y + 0.82, bw, 0.38, f"logits: one score per vocabulary entry ({V} per position)", LOSS, size=8.5)
     _arrow(ax, (cx, y + 0.62), (cx, y + 0.82))
     kind = "pre-LN" if c.pre_ln else "post-LN, as BERT"
@@ -505,8 +505,8 @@ def training_step(config, inputs, labels, loss: float, model_config=None):
 # ---- 06: blanks and the model's guesses ---------------------------------------------------------------
 
 def blanks_and_guesses(text: str, predictions, shown: int = 8):
-    """The first `shown` blanks of `predict_masked`'s answer on `text`: each blank in its context as the model saw it
-    (the other blanks █ too), and under it the model's candidates with their probabilities (green: the right one)."""
+    """The first `shown` blanks of `predict_masked`'s answer on `text`: each blank (red) in its context as the model saw
+    it (the other blanks █ too), and under it the model's candidates with their probabilities (green: the right one)."""
     chosen = sorted(predictions, key=lambda p: p.position)[:shown]
     blanked = {p.position for p in predictions}  # every blank, as the model saw it: [MASK], drawn █
     seen = "".join("█" if i in blanked else c for i, c in enumerate(text))
@@ -518,8 +518,12 @@ def blanks_and_guesses(text: str, predictions, shown: int = 8):
         x = 0.2 + i * 1.35
         left = seen[max(0, p.position - 4):p.position].replace("\n", "⏎")
         right = seen[p.position + 1:p.position + 5].replace("\n", "⏎")
-        ax.text(x + 0.6, height - 0.65, f"{left}█{right}", ha="center", fontsize=9.5, family="monospace",
-                **fonts_for(left + right))
+        # the blank this column predicts in red (as the explorer frames it), its neighbours' blanks in black
+        half = 0.3 * 9.5  # half a monospace character, in points
+        ax.text(x + 0.6, height - 0.65, "█", ha="center", fontsize=9.5, family="monospace", color="#d62728")
+        for part, side, ha in ((left, -half, "right"), (right, half, "left")):
+            ax.annotate(part, (x + 0.6, height - 0.65), xytext=(side, 0), textcoords="offset points", ha=ha,
+                        va="baseline", fontsize=9.5, family="monospace", **fonts_for(part))
         ax.text(x + 0.6, height - 0.92, f"was {_show_char(p.original)!r}", ha="center", fontsize=8.5, color="#555555")
         for j, (token, prob) in enumerate(p.candidates):
             y = height - 1.3 - 0.3 * j
@@ -531,7 +535,7 @@ def blanks_and_guesses(text: str, predictions, shown: int = 8):
     right = sum(p.correct for p in chosen)
     shown = f"the first {len(chosen)} of the {len(predictions)} blanks" if len(chosen) < len(predictions) else \
         f"all {len(chosen)} blanks"
-    ax.text(0.2, height - 0.3, f"{shown}, the model's top {k} at each (green: the original): first guess right at "
+    ax.text(0.2, height - 0.3, f"{shown} (red), the model's top {k} at each (green: the original): first guess right at "
             f"{right} of these {len(chosen)}", fontsize=10, fontweight="bold")
     return fig
 

@@ -53,7 +53,8 @@ def _count_slips(config) -> dict[str, tuple[int, str]]:
                                                            "and d_model numbers"),
         "half norms": (right - norms * d, "a LayerNorm has two vectors of d_model, a scale and a shift"),
         "head dense": (right - (d * d + d), "the MLM head starts with a dense layer, d_model x d_model plus a bias"),
-        "head dense bias": (right - d, "the MLM head's dense layer has a bias of d_model"),
+        "head dense bias": (right - d, "one vector of d_model is missing: the MLM head's dense layer has a bias of "
+                                       "d_model (or is the position table one row short? it has config.max_len rows)"),
         "ffn out bias": (right - d * layers, "the feed-forward output layer (d_ff to d_model) has a bias of d_model"),
         "ffn in bias": (right - config.d_ff * layers, "the feed-forward input layer (d_model to d_ff) has a bias of "
                                                      "d_ff"),
@@ -107,10 +108,14 @@ def check_count_parameters(fn) -> None:
     same = len({got for _, _, got in answers}) == 1  # one number for three configurations: sizes read elsewhere
     rows = {c.max_len - (e - g) // c.d_model for c, e, g in wrong if (e - g) % c.d_model == 0}
     window = next(iter(rows)) if len(rows) == 1 and all((e - g) % c.d_model == 0 for c, e, g in wrong) else None
+    only_pre_ln = all(c.pre_ln for c, _, _ in wrong) and any(not c.pre_ln for c, _, _ in answers)
     hint = (f"your function returned {got:,} for all three configurations the check tried, so it reads sizes from "
             "elsewhere (the notebook's own d_model, d_ff, ... or fixed numbers): read every size from `config`, "
             "config.d_model, config.d_ff, config.vocab_size, ..." if same else
             slips[0][fitting[0]][1] if fitting else
+            "right on the post-LN configurations, wrong only with pre_ln=True: pre-LN moves each layer's two "
+            "LayerNorms before their sublayers (the same count) and adds exactly one more, a final one after the "
+            "last layer, of 2 x d_model" if only_pre_ln else
             f"your position table has {window} rows on every configuration: it has one row per position the model "
             "can read, config.max_len, whatever length the windows of a notebook have" if window and 0 < window
             and all(window != c.max_len for c, _, _ in wrong) else
@@ -201,6 +206,11 @@ def _embed_case(fn, emb, ids, types) -> None:
          "Normalised, but without the module's own LayerNorm: embeddings.norm has a learned scale and shift (its "
          "weight and bias) that a fresh layer_norm, or a hand-written (x - mean) / std, leaves out. Use "
          "embeddings.norm."),
+        (torch.nn.functional.layer_norm(emb.word(ids) + emb.position(positions) + emb.token_type(types),
+                                        emb.norm.normalized_shape, emb.norm.weight, emb.norm.bias),
+         f"Normalised with layer_norm's default eps, 1e-5: the module's norm has its own, embeddings.norm.eps "
+         f"({emb.norm.eps:g}, BERT's), which matters where the vectors are small. Use embeddings.norm itself, or "
+         "pass its eps."),
         (emb.norm(emb.word(ids) + emb.position(torch.arange(ids.size(0)))[:, None] + emb.token_type(types)),
          "Each window got one position vector for all its tokens, the window's place in the batch: a token's "
          "position is its place in its window, 0 to length-1 along the second axis of ids."),
@@ -236,4 +246,7 @@ def check_embed(fn) -> None:
         one_full = torch.randint(0, 30, (1, 12)), torch.tensor([[0] * 5 + [1] * 7])  # one window using every row
         for case_ids, case_types in ((ids, types), one_full):
             _embed_case(fn, emb, case_ids, case_types)
+        for table in (emb.word, emb.position, emb.token_type):  # small vectors, as a trained model's can be:
+            table.weight.mul_(0.01)                               # there the norm's eps shows
+        _embed_case(fn, emb, ids, types)
     _ok("word + position + token type, then LayerNorm.")

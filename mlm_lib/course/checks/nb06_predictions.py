@@ -13,6 +13,9 @@ def _top_k_hint(err):
         return "logits is one vector, (vocab_size,), the scores of one blank: its only dimension is 0, or -1."
     if "must be int, not list" in str(err):
         return "the check calls top_k(logits, tokens, k), in that order, as the exercise writes it."
+    if isinstance(err, IndexError) and "list index out of range" in str(err):
+        return ("an index past the end of `tokens`: the check's logits and tokens are 8 long, not the notebook's "
+                "84. Does your function read the notebook's own logits or tokens? Use only its arguments.")
     return None
 
 
@@ -69,9 +72,11 @@ def check_top_k(fn) -> None:
 
 def check_mask_positions(fn) -> None:
     """fn(ids (L,), positions, mask_id) -> a copy of ids with [MASK] at positions (the input left alone)."""
-    ids = torch.tensor([7, 8, 9, 10, 11, 12])
-    # the first, the last, out of order, none at all; then another mask id than the course tokenizer's 4
-    for positions, mask_id in (([1, 4], 4), ([0], 4), ([5], 4), ([3, 0, 5], 4), ([], 4), ([2], 13)):
+    # the first, the last, out of order, none at all; then another mask id than the course tokenizer's 4; then
+    # text in which a character repeats (as in any real text): a position is masked, not every copy of its character
+    for positions, mask_id, ids in (([1, 4], 4, None), ([0], 4, None), ([5], 4, None), ([3, 0, 5], 4, None),
+                                    ([], 4, None), ([2], 13, None), ([1, 3], 4, torch.tensor([7, 8, 9, 8, 7, 8]))):
+        ids = torch.tensor([7, 8, 9, 10, 11, 12]) if ids is None else ids
 
         def hint(err, positions=positions):
             if "can't assign a list" in str(err) or "must be Tensor, not list" in str(err):
@@ -102,6 +107,10 @@ def check_mask_positions(fn) -> None:
         if mask_id != 4 and torch.equal(got, torch.where(expected == mask_id, 4, expected)):
             raise ExerciseError(f"With mask_id={mask_id} your function still wrote 4, the course tokenizer's [MASK]: "
                                 "use the mask_id it is given, not the notebook's tokenizer.")
+        if torch.equal(got, torch.where(torch.isin(ids, ids[positions]), mask_id, ids)):
+            raise ExerciseError(f"For ids {ids.tolist()} and positions {positions} expected {expected.tolist()}, got "
+                                f"{got.tolist()}: every copy of those characters was masked. A blank is a *position*: "
+                                "mask ids at those places, whatever characters stand elsewhere.")
         raise ExerciseError(f"For positions {positions} (mask_id {mask_id}) expected {expected.tolist()}, got "
                             f"{got.tolist()}.")
     _ok("The original stays intact, so predictions can be compared with it.")
