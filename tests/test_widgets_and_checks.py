@@ -86,6 +86,21 @@ def _greedy(word, vocab, longest, last=1, keep=False, hash_first=False):  # 08 E
     return pieces
 
 
+def _greedy_either(word, vocab):  # 08 Ex2 with a slip: a later piece accepted bare or with '##'
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            sub = word[start:end]
+            piece = sub if start == 0 else "##" + sub
+            if piece in vocab or (start and sub in vocab):
+                pieces.append(piece)
+                start = end
+                break
+        else:
+            return ["[UNK]"]
+    return pieces
+
+
 def blank(*args):
     raise NotImplementedError("Exercise: write your answer here")
 
@@ -543,6 +558,11 @@ WRONG_ANSWERS = [
      "every copy of those characters was masked"),
     (checks.check_top_k, lambda lg, toks, k: [(toks[i], float(p)) for p, i in zip(*torch.arange(84.0).softmax(-1).topk(k))],
      "Use only its arguments"),
+    # review of 08, 2026-11-27: a later piece looked up in either form; the best pair reversed, or without its '##'
+    (checks.check_encode_word, lambda w, v: _greedy_either(w, v), "only the '##' form may continue"),
+    (checks.check_best_pair, lambda sp, wc: _best(sp, wc, score=True)[::-1], "the wrong way round"),
+    (checks.check_best_pair, lambda sp, wc: (lambda a, b: (a, b.removeprefix("##")))(*_best(sp, wc, score=True)),
+     "lost its '##'"),
     # review of 02, 2026-11-27: BERT's shares typed in
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * 0.8, n * s * 0.1, n * s * 0.1), "80/10/10 shares, typed in"),
     # review of 01, 2026-11-27: floor division, None for the empty case, a stack of unequal slices

@@ -146,6 +146,12 @@ def check_best_pair(fn) -> None:
     for rule, hint in _RULE_HINTS.items():
         if all(_best_under(c, s, rule, g) for c, s, g in answers):
             raise ExerciseError(hint.format(got=got, corpus=counts))
+    if _best_under(counts, splits, "score", got[::-1]):
+        raise ExerciseError(f"{got} is the best pair the wrong way round: return it as (first, second), in the order "
+                            f"the two pieces stand in the word, {got[::-1]}.")
+    if not got[1].startswith("##") and _best_under(counts, splits, "score", (got[0], "##" + got[1])):
+        raise ExerciseError(f"{got}: the right pair, but its second piece lost its '##'. Return the two pieces as "
+                            f"they stand in the splits, {(got[0], '##' + got[1])}.")
     lasts, firsts = {s[-1] for s in splits.values()}, {s[0] for s in splits.values()}
     if got not in _counts(counts, splits)[0] and got[0] in lasts and got[1] in firsts:
         raise ExerciseError(f"{got} joins the last piece of one word and the first piece of another: a pair is two "
@@ -154,7 +160,7 @@ def check_best_pair(fn) -> None:
     if got not in _counts(counts, splits)[0]:
         raise ExerciseError(f"{got} is not a pair of neighbouring pieces in the splits the check gave you, "
                             f"{splits}: read the splits argument (after a merge it holds merged pieces, such as 'qu'), "
-                            "rather than splitting the words again.")
+                            "rather than the notebook's own counts or the words split again.")
     want = _by_rule(counts, splits, "score")
     raise ExerciseError(f"On {counts} the best pair is {want}, not {got}: {_score_line(counts, splits, want)}, "
                         f"while {_score_line(counts, splits, got)}. Check in turn how you count the pairs, how you "
@@ -166,9 +172,11 @@ def check_best_pair(fn) -> None:
 # "unab" + "##le" (longest first, from the left) against "un" + "##able" (longest last piece first, from the right);
 # "abc": "ab", then no "##c", so [UNK], although "a" + "##bc" would cover it (BERT does not go back)
 # "ww": 'w' then '##w' (bare lookups give 'w', 'w'; slicing from the word's start instead of `start` gives [UNK])
+# "wab": 'w', then '##a' '##b' (the vocabulary has 'ab' for a word's start, not '##ab': a later piece is looked up
+# with '##' only)
 _VOCAB = {"un", "##believ", "##able", "u", "##n", "##b", "##e", "##l", "##i", "##v", "##a", "believ", "a", "##ble",
           "unab", "##le", "ab", "##bc", "w", "##w"}
-_WORDS = ("unbelievable", "un", "believable", "unbelievablex", "xun", "a", "unable", "abc", "ww")
+_WORDS = ("unbelievable", "un", "believable", "unbelievablex", "xun", "a", "unable", "abc", "ww", "wab")
 
 
 def _encode(word, vocab, slip=None):
@@ -185,7 +193,7 @@ def _encode(word, vocab, slip=None):
             bare = start == 0 if slip not in ("bare", "## first") else slip == "bare"
             part = word[:end] if slip == "from the start" else word[start:end]
             piece = part if bare else "##" + part
-            if piece in vocab:
+            if piece in vocab or (slip == "either form" and not bare and part in vocab):
                 pieces.append(piece)
                 start = end
                 break
@@ -209,6 +217,9 @@ _ENCODE_HINTS = {
             "with '##' in front (vocab holds 'un' and '##able', not 'able').",
     "from the start": "Your pieces are cut from the word's beginning (word[:end]) rather than from where the last "
                       "piece ended (word[start:end]): after 'w', the next piece of 'ww' is '##w', the rest of the word.",
+    "either form": "A later piece is looked up in either form, '##ab' or 'ab': only the '##' form may continue a "
+                   "word. 'ab' (stored bare) is a piece for a word's *start*; after 'w', 'wab' goes on with '##a', "
+                   "'##b'.",
     "## first": "The first piece of a word is stored without '##' ('un', not '##un'); only the later ones have it.",
     "shortest": "You take the *shortest* piece that fits; BERT takes the *longest*: at each position, start from "
                 "the longest substring and shorten it until it is in the vocabulary.",
