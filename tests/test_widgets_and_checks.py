@@ -101,6 +101,20 @@ def _greedy_either(word, vocab):  # 08 Ex2 with a slip: a later piece accepted b
     return pieces
 
 
+def _pair_row_answer(a, b, max_len, cls_id, sep_id, pad_id):  # 10 Ex1, right
+    pad = max_len - len(a) - len(b) - 3
+    return ([cls_id] + a + [sep_id] + b + [sep_id] + [pad_id] * pad, [0] * (len(a) + 2) + [1] * (len(b) + 1) + [0] * pad,
+            [1] * (len(a) + len(b) + 3) + [0] * pad)
+
+
+def _truncate_answer(a, b, max_tokens, fronts):  # 10 Ex2, right
+    a, b, fronts = list(a), list(b), iter(fronts)
+    while len(a) + len(b) > max_tokens:
+        longer = a if len(a) > len(b) else b
+        del longer[0 if next(fronts) else -1]
+    return a, b
+
+
 def blank(*args):
     raise NotImplementedError("Exercise: write your answer here")
 
@@ -563,6 +577,12 @@ WRONG_ANSWERS = [
     (checks.check_best_pair, lambda sp, wc: _best(sp, wc, score=True)[::-1], "the wrong way round"),
     (checks.check_best_pair, lambda sp, wc: (lambda a, b: (a, b.removeprefix("##")))(*_best(sp, wc, score=True)),
      "lost its '##'"),
+    # review of 10, 2026-11-27: padding typed as 0; tuples; (b, a); the caller's lists; three capitals or more
+    (checks.check_pair_row, lambda a, b, n, c, s, p: _pair_row_answer(a, b, n, c, s, 0), "you padded with 0"),
+    (checks.check_pair_row, lambda a, b, n, c, s, p: tuple(map(tuple, _pair_row_answer(a, b, n, c, s, p))),
+     "a tuple never equals a list"),
+    (checks.check_truncate, lambda a, b, n, f: _truncate_answer(a, b, n, f)[::-1], "the wrong order"),
+    (checks.check_speaker_names, lambda text: set(re.findall(r"\b([A-Z]{3,}) :", text)), "two capitals counts too"),
     # review of 02, 2026-11-27: BERT's shares typed in
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * 0.8, n * s * 0.1, n * s * 0.1), "80/10/10 shares, typed in"),
     # review of 01, 2026-11-27: floor division, None for the empty case, a stack of unequal slices

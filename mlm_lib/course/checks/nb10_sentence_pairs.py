@@ -26,7 +26,8 @@ def _expected_row(a, b, max_len, cls_id, sep_id, pad_id):
 def check_pair_row(fn) -> None:
     """fn(a, b, max_len, cls_id, sep_id, pad_id) -> (input_ids, token_type_ids, attention_mask), each max_len long:
     [CLS] A [SEP] B [SEP] then padding; types 0 for [CLS] A [SEP], 1 for B [SEP], 0 on padding."""
-    cases = [([11, 12, 13], [21, 22], 10, 2, 3, 0), ([7], [8], 5, 2, 3, 0), ([30, 31], [40, 41, 42, 43], 12, 101, 102, 0)]
+    cases = [([11, 12, 13], [21, 22], 10, 2, 3, 0), ([7], [8], 5, 2, 3, 0), ([30, 31], [40, 41, 42, 43], 12, 101, 102, 0),
+             ([5, 6], [7], 8, 1, 2, 9)]  # a tokenizer whose [PAD] is not id 0
     for a, b, max_len, cls_id, sep_id, pad_id in cases:
         given_a, given_b = list(a), list(b)
         got = _call(fn, given_a, given_b, max_len, cls_id, sep_id, pad_id)
@@ -39,12 +40,18 @@ def check_pair_row(fn) -> None:
         if not all(isinstance(g, list) for g in got):
             kinds = ", ".join(sorted({type(g).__name__ for g in got}))
             raise ExerciseError(f"Return three lists, as the task says, not {kinds}: the next cells compare them with "
-                                "Hugging Face's lists, and a tensor compared with a list is not one True or False.")
+                                "Hugging Face's lists" + (", and a tuple never equals a list, even with the same items"
+                                                          if "tuple" in kinds else
+                                                          ", and a tensor compared with a list is not one True or "
+                                                          "False") + ".")
         ids, types, mask = (_as_list(g, name) for g, name in zip(got, ("input_ids", "token_type_ids", "attention_mask")))
         want_ids, want_types, want_mask = _expected_row(a, b, max_len, cls_id, sep_id, pad_id)
         if len(ids) != max_len or len(types) != max_len or len(mask) != max_len:
             raise ExerciseError(f"Every row is max_len={max_len} long (padded at the end); got lengths "
                                 f"{len(ids)}, {len(types)}, {len(mask)}.")
+        if ids != want_ids and pad_id != 0 and ids == _expected_row(a, b, max_len, cls_id, sep_id, 0)[0]:
+            raise ExerciseError(f"For pad_id={pad_id} you padded with 0: use the pad_id the function is given (the "
+                                "course tokenizer's [PAD] happens to be 0; another tokenizer's need not be).")
         if ids != want_ids:
             raise ExerciseError(f"For A={a}, B={b}: input_ids should be {want_ids}, got {ids}. The layout is [CLS] A "
                                 "[SEP] B [SEP], then [PAD] up to max_len.")
@@ -141,6 +148,9 @@ def check_truncate(fn) -> None:
         for slip, hint in _TRUNCATE_HINTS.items():
             if all(got == _truncate(*case, slip=slip) for case, got, _ in answers):
                 raise ExerciseError(hint)
+        if all(got == _truncate(*case)[::-1] for case, got, _ in answers):
+            raise ExerciseError("Your trimming is right, but the two come back in the wrong order: return (a, b), "
+                                "segment A first.")
         (a, b, max_tokens, fronts), (got_a, got_b) = wrong[0]
         want_a, want_b = _truncate(a, b, max_tokens, fronts)
         if len(got_a) + len(got_b) != max_tokens and len(a) + len(b) > max_tokens:
@@ -172,7 +182,8 @@ def check_speaker_names(fn) -> None:
              # decoder glues a trimmed name's pieces to them)
              "[CLS] : Ay me ! for aught that I could ever read , Could ever hear [SEP] LYSANDER : Hermia [SEP]",
              "HERMIA : O cross ! too high to be enthrall ' d to low [SEP]ANDER : Or else misgraffed [SEP]",
-             "[CLS]ESEUS : Go , bring them in . [SEP] : Come , sir [SEP]"]
+             "[CLS]ESEUS : Go , bring them in . [SEP] : Come , sir [SEP]",
+             "KING EDWARD IV : Now , brother of Gloucester [SEP]"]  # a name of two capitals
     for text in cases:
         got = _call(fn, text)
         if not isinstance(got, (set, frozenset)) or not all(isinstance(g, str) for g in got):
@@ -195,6 +206,9 @@ def check_speaker_names(fn) -> None:
         if any(not g.isupper() for g in got):
             raise ExerciseError(f"Only words written entirely in capitals are names (the plays write speakers as "
                                 f"ROMEO:); in {text!r} you found {sorted(got)}.")
+        if want - got and all(len(name) == 2 for name in want - got):
+            raise ExerciseError(f"In {text!r} the speakers are {sorted(want)}, you found {sorted(got)}: a name of two "
+                                "capitals counts too (two or more).")
         if got and got < want:
             raise ExerciseError("Look at every colon, not only the first: a pair holds several speeches.")
         raise ExerciseError(f"In {text!r} the speakers are {sorted(want)}, you found {sorted(got)}.")
