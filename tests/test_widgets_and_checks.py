@@ -583,6 +583,12 @@ WRONG_ANSWERS = [
      "a tuple never equals a list"),
     (checks.check_truncate, lambda a, b, n, f: _truncate_answer(a, b, n, f)[::-1], "the wrong order"),
     (checks.check_speaker_names, lambda text: set(re.findall(r"\b([A-Z]{3,}) :", text)), "two capitals counts too"),
+    # second review of 01: float division; a float empty tensor (the input named)
+    (checks.check_make_windows, lambda ids, L: ids[: int(len(ids) / L) * L].view(len(ids) / L if len(ids) % L == 0
+                                                                                 else len(ids) // L, L),
+     "count whole windows with //"),
+    (checks.check_make_windows, lambda ids, L: ids[: len(ids) // L * L].view(-1, L) if len(ids) >= L else torch.tensor([]),
+     "For 5 ids and windows of 8 your windows hold torch.float32"),
     # review of 02, 2026-11-27: BERT's shares typed in
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * 0.8, n * s * 0.1, n * s * 0.1), "80/10/10 shares, typed in"),
     # review of 01, 2026-11-27: floor division, None for the empty case, a stack of unequal slices

@@ -90,6 +90,8 @@ def check_unigram_loss(fn) -> None:
 
 
 def _windows_hint(err):
+    if "received an invalid combination of arguments - got (float" in str(err):
+        return ("a size computed with / is a float, even when it divides evenly: count whole windows with //.")
     if "stack expects each tensor to be equal size" in str(err):
         return ("the last slice is shorter than `length` (the ids left over at the end), and torch.stack needs "
                 "tensors of one size: keep whole windows only.")
@@ -119,8 +121,10 @@ def check_make_windows(fn) -> None:
                                 f"shape (0, {length}), which a caller can loop over or count (len 0) like any other.")
         got = _tensor(answer, "the windows")
         if got.is_floating_point() or got.is_complex():
-            raise ExerciseError(f"Windows of ids must hold whole numbers, as the ids do ({ids.dtype}), not {got.dtype}: "
-                                "an id indexes the vocabulary and a table of vectors, which take integers.")
+            raise ExerciseError(f"For {n_ids} ids and windows of {length} your windows hold {got.dtype}: windows of "
+                                f"ids must hold whole numbers, as the ids do ({ids.dtype}), since an id indexes the "
+                                "vocabulary and a table of vectors. (torch.tensor([]) and torch.zeros(...) are "
+                                "float unless given dtype=ids.dtype.)")
         if got.shape == expected.shape and torch.equal(got, expected):
             copies = copies or (got.numel() > 0 and got.untyped_storage().data_ptr() != ids.untyped_storage().data_ptr())
             continue
