@@ -261,3 +261,24 @@ def test_the_curriculum_rerun_reproduces_bit_for_bit():
     assert report["machine"] == shipped["machine"], "re-run on the machine the shipped file names"
     for part in c["runs"] + ([c["rest"]] if c["rest"]["compared"] else []):
         assert part["compared"] > 0 and part["identical"] == part["compared"] and not part["differing"], part
+
+
+def test_the_finetune_and_electra_reruns_reproduce_bit_for_bit():
+    """assets/results/reproduced-finetune-electra.json: seed 0's six learners at 50 labels (finetune curve --budgets 50)
+    and the second-stage experiment's two pretrainings of seed 0, re-run on the machine their files name: every number
+    the files share identical, each learner and pretraining matched by name and seed; the README shows the table."""
+    from pathlib import Path
+    from mlm_lib.course.assets import load_json_results
+    report = load_json_results("reproduced-finetune-electra")
+    readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
+    assert ("<!-- reproduce-finetune-electra -->\n" + reproduce.table(report) + "\n<!-- /reproduce-finetune-electra -->"
+            in readme)
+    runs = {e["shipped"]: e["comparison"]["runs"] for e in report["files"]}
+    assert sorted(r["name"] for r in runs["finetune_curve.json"]) == sorted(
+        f"{m} @ 50" for m in ("pretrained", "pretrained, mean", "frozen", "frozen, mean", "scratch", "naive Bayes"))
+    assert sorted(r["name"] for r in runs["electra-stage2.json"]) == ["electra, two-stage, 40%", "mlm, continued"]
+    for entry in report["files"]:
+        shipped = load_json_results(entry["shipped"].removesuffix(".json"))
+        assert entry["rerun_meta"]["machine"]["cpu"] == shipped["machine"]["cpu"]  # the machine the file names
+        for part in entry["comparison"]["runs"]:
+            assert part["compared"] > 0 and part["identical"] == part["compared"] and not part["differing"], part
