@@ -1,5 +1,6 @@
 """Widgets are thin views over pure functions (tested here without a browser); checks judge exercises."""
 import contextlib
+import dataclasses
 import io
 import math
 import re
@@ -534,6 +535,14 @@ def test_fill_blanks_view_and_widget(tokenizer):
 # Wrong answers students actually wrote (issue 17): each must be refused, with the hint that fits it, and
 # never as a raw traceback from inside torch.
 F_ = torch.nn.functional
+def test_count_parameters_takes_a_numpy_integer():
+    """Second review of 04: np.int64 is a whole number; the check said "not int64"."""
+    import numpy as np
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        checks.check_count_parameters(lambda c: np.int64(_formula(c)))
+    assert "Correct" in out.getvalue()
+
+
 def test_unigram_loss_gets_counts_as_the_notebook_has_them():
     """The notebook's `counts` is a Counter: an answer that uses Counter.total() works on it, and on the check's."""
     with contextlib.redirect_stdout(io.StringIO()) as out:
@@ -589,6 +598,12 @@ WRONG_ANSWERS = [
      "count whole windows with //"),
     (checks.check_make_windows, lambda ids, L: ids[: len(ids) // L * L].view(-1, L) if len(ids) >= L else torch.tensor([]),
      "For 5 ids and windows of 8 your windows hold torch.float32"),
+    # second review of 04: projections counted per head; the notebook's own d_ff; positions as a list
+    (checks.check_count_parameters, lambda c: _formula(c) + 4 * (c.d_model ** 2 + c.d_model) * (c.n_heads - 1) * c.n_layers,
+     "once per head"),
+    (checks.check_count_parameters, lambda c: _formula(dataclasses.replace(c, d_ff=256)), "feed-forward 256 wide"),
+    (checks.check_embed, lambda e, ids, t: e.norm(e.word(ids) + e.position(list(range(ids.size(1)))) + e.token_type(t)),
+     "torch.arange, not a Python list"),
     # review of 02, 2026-11-27: BERT's shares typed in
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * 0.8, n * s * 0.1, n * s * 0.1), "80/10/10 shares, typed in"),
     # review of 01, 2026-11-27: floor division, None for the empty case, a stack of unequal slices

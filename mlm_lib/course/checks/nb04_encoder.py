@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import numbers
 
 import torch
 
@@ -92,6 +93,8 @@ def check_count_parameters(fn) -> None:
         if isinstance(got, float):
             raise ExerciseError(f"Return a whole number (an int), not the float {got!r}: `/` always gives a float "
                                 "in Python (d_ff / d_model too); count with `*`, `+` and `//`, or int(...) at the end.")
+        if isinstance(got, numbers.Integral) and not isinstance(got, (int, bool)):
+            got = int(got)  # a numpy integer is a whole number too
         if not isinstance(got, int) or isinstance(got, bool):
             raise ExerciseError(f"Return a whole number (an int), not {type(got).__name__} {got!r}.")
         answers.append((config, BertForMLM(config).num_parameters(), got))
@@ -109,10 +112,22 @@ def check_count_parameters(fn) -> None:
     rows = {c.max_len - (e - g) // c.d_model for c, e, g in wrong if (e - g) % c.d_model == 0}
     window = next(iter(rows)) if len(rows) == 1 and all((e - g) % c.d_model == 0 for c, e, g in wrong) else None
     only_pre_ln = all(c.pre_ln for c, _, _ in wrong) and any(not c.pre_ln for c, _, _ in answers)
+    # a feed-forward of another width than config.d_ff (the notebook's own d_ff, say): (2 d + 1) per unit and layer
+    widths = {c.d_ff + (g - e) // ((2 * c.d_model + 1) * c.n_layers) for c, e, g in wrong
+              if (g - e) % ((2 * c.d_model + 1) * c.n_layers) == 0}
+    ffn_width = next(iter(widths)) if len(widths) == 1 and all(
+        (g - e) % ((2 * c.d_model + 1) * c.n_layers) == 0 for c, e, g in wrong) else None
+    per_head = all(g - e == 4 * (c.d_model * c.d_model + c.d_model) * (c.n_heads - 1) * c.n_layers
+                   for c, e, g in wrong)
     hint = (f"your function returned {got:,} for all three configurations the check tried, so it reads sizes from "
             "elsewhere (the notebook's own d_model, d_ff, ... or fixed numbers): read every size from `config`, "
             "config.d_model, config.d_ff, config.vocab_size, ..." if same else
             slips[0][fitting[0]][1] if fitting else
+            "the four attention projections counted once per head: they are d_model x d_model each, shared by "
+            "all the heads (each head reads its own slice of d_model / n_heads columns)" if per_head else
+            f"your count has a feed-forward {ffn_width} wide in every layer, but these configurations have d_ff "
+            f"{', '.join(str(c.d_ff) for c, _, _ in wrong)}: read d_ff from `config`, not from the notebook"
+            if ffn_width and ffn_width > 0 else
             "right on the post-LN configurations, wrong only with pre_ln=True: pre-LN moves each layer's two "
             "LayerNorms before their sublayers (the same count) and adds exactly one more, a final one after the "
             "last layer, of 2 x d_model" if only_pre_ln else
@@ -121,13 +136,16 @@ def check_count_parameters(fn) -> None:
             and all(window != c.max_len for c, _, _ in wrong) else
             "count weights and biases of every Linear, 2 x d_model per LayerNorm (embeddings, 2 per layer, head, and "
             "a final one with pre_ln), and the three embedding tables")
-    named = ", ".join(f"{k}={getattr(config, k)}" for k in ("vocab_size", "d_model", "n_layers", "d_ff", "max_len",
-                                                              "type_vocab_size", "pre_ln"))
+    named = ", ".join(f"{k}={getattr(config, k)}" for k in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff",
+                                                              "max_len", "type_vocab_size", "pre_ln"))
     raise ExerciseError(f"For BertConfig({named}) expected {expected:,}, got {got:,} (off by {got - expected:+,}): "
                         f"{hint}.")
 
 
 def _embed_hint(err):
+    if "must be Tensor, not list" in str(err) or "must be Tensor, not range" in str(err):
+        return ("a table looks its rows up with a tensor of whole numbers: make the positions with torch.arange, "
+                "not a Python list or range.")
     if "Expected tensor for argument #1 'indices'" in str(err):
         return ("a table is looked up with whole numbers (torch.long): positions made with torch.arange(n) are whole "
                 "numbers; a float range or a float dtype is not.")
