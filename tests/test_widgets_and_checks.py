@@ -604,6 +604,8 @@ WRONG_ANSWERS = [
     (checks.check_count_parameters, lambda c: _formula(dataclasses.replace(c, d_ff=256)), "feed-forward 256 wide"),
     (checks.check_embed, lambda e, ids, t: e.norm(e.word(ids) + e.position(list(range(ids.size(1)))) + e.token_type(t)),
      "torch.arange, not a Python list"),
+    (checks.check_top_k, lambda lg, toks, k: [(float(p), toks[i]) for p, i in zip(*lg.softmax(-1).topk(k))],
+     "put the token first"),
     # review of 02, 2026-11-27: BERT's shares typed in
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * 0.8, n * s * 0.1, n * s * 0.1), "80/10/10 shares, typed in"),
     # review of 01, 2026-11-27: floor division, None for the empty case, a stack of unequal slices

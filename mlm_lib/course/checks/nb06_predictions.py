@@ -38,6 +38,9 @@ def check_top_k(fn) -> None:
         if any(isinstance(t, int) or (isinstance(t, torch.Tensor) and not t.is_floating_point()) for t in raw):
             raise ExerciseError(f"You returned ids ({[int(t) for t in raw]}), not tokens: look each one up in "
                                 "`tokens` (tokens[i]) so that the pairs read ('e', 0.72), not (9, 0.72).")
+        if got and all(isinstance(t, (float, torch.Tensor)) and isinstance(p, str) for t, p in got):
+            raise ExerciseError("Your pairs read (probability, token): put the token first, (token, probability), "
+                                "e.g. ('e', 0.72).")
         sizes = [p.numel() for _, p in got if isinstance(p, torch.Tensor)]
         if any(size > 1 for size in sizes):
             raise ExerciseError(f"Each pair's second element must be one probability, a number; yours holds "
