@@ -606,6 +606,10 @@ WRONG_ANSWERS = [
      "torch.arange, not a Python list"),
     (checks.check_top_k, lambda lg, toks, k: [(float(p), toks[i]) for p, i in zip(*lg.softmax(-1).topk(k))],
      "put the token first"),
+    # review of 07, 2026-11-27: the next evaluation's tokens
+    (checks.check_first_reaching, lambda tk, ls, tg: next((tk[i + 1] if i + 1 < len(tk) else tk[i]
+                                                          for i, l in enumerate(ls) if l <= tg), None),
+     "one evaluation late"),
     # review of 02, 2026-11-27: BERT's shares typed in
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * 0.8, n * s * 0.1, n * s * 0.1), "80/10/10 shares, typed in"),
     # review of 01, 2026-11-27: floor division, None for the empty case, a stack of unequal slices

@@ -138,6 +138,14 @@ def check_first_reaching(fn) -> None:
             continue
         strict = next((t for t, loss in zip(tokens, losses) if loss < target), None)
         if got == strict and expected != strict:
+            try:  # '<' or one evaluation late? a curve where the two answers differ tells them apart
+                late = _call(fn, [100, 200, 300, 400], [3.0, 2.5, 2.5, 2.4], 2.5, hint=_reaching_hint)
+            except ExerciseError:
+                late = None
+            if late == 300:
+                raise ExerciseError(f"For {where} and target {target} expected {expected}, got {got!r}: one "
+                                    "evaluation late. Return the tokens of the evaluation whose loss reached the "
+                                    "target (tokens[i]), not of the one after it.")
             raise ExerciseError(f"For {where} and target {target} expected {expected}, got {got!r}: a loss equal to "
                                 "the target reaches it too ('at or below': <=, not <).")
         if expected is None:
