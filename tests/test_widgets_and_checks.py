@@ -606,6 +606,7 @@ WRONG_ANSWERS = [
      "torch.arange, not a Python list"),
     (checks.check_top_k, lambda lg, toks, k: [(float(p), toks[i]) for p, i in zip(*lg.softmax(-1).topk(k))],
      "put the token first"),
+    (checks.check_pair_row, lambda a, b, n, c, s, p: _pair_row_answer([a[0], *a[1:]], b, n, c, s, p), "IndexError"),
     # review of 07, 2026-11-27: the next evaluation's tokens
     (checks.check_first_reaching, lambda tk, ls, tg: next((tk[i + 1] if i + 1 < len(tk) else tk[i]
                                                           for i, l in enumerate(ls) if l <= tg), None),

@@ -27,7 +27,8 @@ def check_pair_row(fn) -> None:
     """fn(a, b, max_len, cls_id, sep_id, pad_id) -> (input_ids, token_type_ids, attention_mask), each max_len long:
     [CLS] A [SEP] B [SEP] then padding; types 0 for [CLS] A [SEP], 1 for B [SEP], 0 on padding."""
     cases = [([11, 12, 13], [21, 22], 10, 2, 3, 0), ([7], [8], 5, 2, 3, 0), ([30, 31], [40, 41, 42, 43], 12, 101, 102, 0),
-             ([5, 6], [7], 8, 1, 2, 9)]  # a tokenizer whose [PAD] is not id 0
+             ([5, 6], [7], 8, 1, 2, 9),  # a tokenizer whose [PAD] is not id 0
+             ([], [8, 9], 6, 2, 3, 0)]  # an empty A: [CLS] [SEP] B [SEP]
     for a, b, max_len, cls_id, sep_id, pad_id in cases:
         given_a, given_b = list(a), list(b)
         got = _call(fn, given_a, given_b, max_len, cls_id, sep_id, pad_id)
