@@ -72,33 +72,18 @@ def _best(splits, counts, score, below="product"):  # below="sum": 08 Ex1's slip
     return max(sorted(pairs), key=lambda p: pairs[p] / parts(p) if score else pairs[p])
 
 
-def _greedy(word, vocab, longest, last=1, keep=False, hash_first=False):  # 08 Ex2, right or with a slip
+def _greedy(word, vocab, longest, last=1, keep=False, hash_first=False, either=False):  # 08 Ex2, right or a slip
     pieces, start = [], 0
     while start < len(word):
         ends = range(len(word), start + last - 1, -1) if longest else range(start + 1, len(word) + 1)
         for end in ends:
             piece = word[start:end] if start == 0 and not hash_first else "##" + word[start:end]
-            if piece in vocab:
+            if piece in vocab or (either and start and word[start:end] in vocab):  # a later piece bare or '##'
                 pieces.append(piece)
                 start = end
                 break
         else:
             return pieces + ["[UNK]"] if keep else ["[UNK]"]
-    return pieces
-
-
-def _greedy_either(word, vocab):  # 08 Ex2 with a slip: a later piece accepted bare or with '##'
-    pieces, start = [], 0
-    while start < len(word):
-        for end in range(len(word), start, -1):
-            sub = word[start:end]
-            piece = sub if start == 0 else "##" + sub
-            if piece in vocab or (start and sub in vocab):
-                pieces.append(piece)
-                start = end
-                break
-        else:
-            return ["[UNK]"]
     return pieces
 
 
@@ -582,7 +567,7 @@ WRONG_ANSWERS = [
     (checks.check_top_k, lambda lg, toks, k: [(toks[i], float(p)) for p, i in zip(*torch.arange(84.0).softmax(-1).topk(k))],
      "Use only its arguments"),
     # review of 08, 2026-11-27: a later piece looked up in either form; the best pair reversed, or without its '##'
-    (checks.check_encode_word, lambda w, v: _greedy_either(w, v), "only the '##' form may continue"),
+    (checks.check_encode_word, lambda w, v: _greedy(w, v, longest=True, either=True), "only the '##' form may continue"),
     (checks.check_best_pair, lambda sp, wc: _best(sp, wc, score=True)[::-1], "the wrong way round"),
     (checks.check_best_pair, lambda sp, wc: (lambda a, b: (a, b.removeprefix("##")))(*_best(sp, wc, score=True)),
      "lost its '##'"),
