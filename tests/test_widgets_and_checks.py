@@ -148,6 +148,14 @@ def _hf_name(name):
     return f"bert.encoder.layer.{i}.{parts[part]}.{kind}"
 
 
+def _find_skipping_neighbours(text):
+    """blank_positions with a str.find loop that resumes two characters on: '___' gives [0, 2]."""
+    found, i = [], text.find("_")
+    while i != -1:
+        found.append(i)
+        i = text.find("_", i + 2)
+    return found
+
 def _fill_in_popping(text, positions, guesses):  # 00 Ex2, right text, but it empties the caller's lists
     chars = list(text)
     while positions:
@@ -826,6 +834,8 @@ WRONG_ANSWERS = [
     # loop, None for nothing to fill, a sort in place
     (checks.check_blank_positions, lambda t: [i for i, c in enumerate(t) if c == "_"] or None, "empty list"),
     (checks.check_blank_positions, lambda t: [i for i in range(len(t) - 1) if t[i] == "_"], "last character"),
+    # 00 (a learner review, 2026-11-27): a find loop that steps past the blank after the one it found
+    (checks.check_blank_positions, _find_skipping_neighbours, "blank right after another one was skipped"),
     (checks.check_fill_in, lambda t, ps, gs: t[:ps[0]] + gs[0] + t[ps[0] + 1:] if ps else t, "only the first guess"),
     (checks.check_fill_in, lambda t, ps, gs: "".join(dict(zip(ps, gs)).get(i, c) for i, c in enumerate(t)) if ps else None,
      "return the text"),
@@ -1810,8 +1820,8 @@ def test_a_float64_mean_pool_is_graded_on_its_values(capsys):
 
 
 def test_a_check_run_before_its_function_exists_says_how_names_come_to_exist(capsys):
-    """In a kernel (IPython), a NameError keeps its traceback and gains the hint; an ExerciseError shows its
-    message alone; other errors are IPython's own."""
+    """In a kernel (IPython), a NameError keeps its traceback and gains the hint; an ExerciseError or a
+    ParameterError (a notebook parameter it cannot use) shows its message alone; other errors are IPython's own."""
     from IPython.core.interactiveshell import InteractiveShell
 
     from mlm_lib.course.checks._common import NAME_HINT, show_exercise_errors
@@ -1826,6 +1836,11 @@ def test_a_check_run_before_its_function_exists_says_how_names_come_to_exist(cap
         shell.run_cell("from mlm_lib.course.checks._common import ExerciseError\nraise ExerciseError('too short')")
         out = capsys.readouterr().out
         assert "ExerciseError" in out and "too short" in out and "Traceback" not in out
+        result = shell.run_cell("from mlm_lib.course.setup import ParameterError\n"
+                                "raise ParameterError('sentence has no _: put one in the parameters cell')")
+        out = capsys.readouterr().out
+        assert isinstance(result.error_in_exec, ValueError)  # the cell still fails, as papermill must see
+        assert "ParameterError" in out and "parameters cell" in out and "Traceback" not in out
         shell.run_cell("1 / 0")
         out = capsys.readouterr().out
         assert "ZeroDivisionError" in out and NAME_HINT not in out

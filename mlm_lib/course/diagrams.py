@@ -155,9 +155,11 @@ def course_map(folder=None, here: str | None = None):
     left = 0.2
     gap = 0.22
     bw = min(1.45, (11.0 - 2 * left - (per_row - 1) * gap) / per_row)
-    bh = 0.72
+    labels = {number: f"{number}\n{_wrap(title, int(bw / 0.075))}" for _, number, title in notebooks}
+    # tall enough for the longest label (8.5-point lines are 0.15 inch apart) with a margin above and below
+    bh = max(0.72, 0.15 * max(label.count("\n") + 1 for label in labels.values()) + 0.24)
     width = left * 2 + per_row * bw + (per_row - 1) * gap
-    row_h = 1.28
+    row_h = bh + 0.56
     fig, ax = _canvas(max(width, 7.0), 0.35 + row_h * len(parts))
     for r, part in enumerate(parts):
         y = 0.15 + row_h * (len(parts) - 1 - r)
@@ -166,7 +168,7 @@ def course_map(folder=None, here: str | None = None):
         for i, (_, number, title) in enumerate(n for n in notebooks if n[0] == part):
             x = left + i * (bw + gap)
             colour = "#9cc3e4" if number == here else INPUT
-            _box(ax, x, y, bw, bh, f"{number}\n{_wrap(title, int(bw / 0.075))}", colour=colour, size=8.5)
+            _box(ax, x, y, bw, bh, labels[number], colour=colour, size=8.5)
             if i:
                 _arrow(ax, (x - gap, y + bh / 2), (x, y + bh / 2))
     return fig

@@ -23,7 +23,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 import torch
 
-from .checks._common import show_exercise_errors
+from .checks._common import ParameterError, show_exercise_errors  # noqa: F401 (ParameterError: for the notebooks)
 
 
 def usable_cpus() -> int:

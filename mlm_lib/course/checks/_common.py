@@ -20,6 +20,12 @@ class ExerciseError(AssertionError):
     """The answer is not right yet; the message says what to look at."""
 
 
+class ParameterError(ValueError):
+    """A value of a notebook's parameters cell that the notebook cannot use. Like an ExerciseError, the setup cell
+    makes IPython print it as its message alone, which names the parameter and the fix: the frames of the cell
+    would tell a learner who only edited the parameters cell nothing more."""
+
+
 # Where a learner writes an answer, in the words every notebook's exercises use (notebook 00 explains it).
 NOT_WRITTEN = ("Not written yet: the function still holds the placeholder. Write your answer in a new cell right "
                "above this check cell, run it, then run this check: the check grades the last definition that ran.")
@@ -160,8 +166,8 @@ def _exercise_error_only(shell, etype, value, tb, tb_offset=None):
     check (which would show the expected answer and distract from the learner's own code); a NameError (a check
     run before the cell defining its function, often after a restart) keeps its traceback and gains a line saying
     how names come to exist."""
-    if issubclass(etype, ExerciseError):
-        stb = [f"\x1b[1;31mExerciseError\x1b[0m: {value}"]
+    if issubclass(etype, (ExerciseError, ParameterError)):
+        stb = [f"\x1b[1;31m{etype.__name__}\x1b[0m: {value}"]
     else:
         stb = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset) + [NAME_HINT]
     shell._showtraceback(etype, value, stb)  # IPython leaves the showing to the handler
@@ -169,7 +175,7 @@ def _exercise_error_only(shell, etype, value, tb, tb_offset=None):
 
 
 def show_exercise_errors() -> None:
-    """In IPython (Jupyter), print ExerciseError as its message alone, and a NameError with a hint; the cell still
+    """In IPython (Jupyter), print ExerciseError and ParameterError as their message alone, and a NameError with a hint; the cell still
     fails, as it should."""
     try:
         from IPython import get_ipython
@@ -177,4 +183,4 @@ def show_exercise_errors() -> None:
         return
     shell = get_ipython()
     if shell is not None:
-        shell.set_custom_exc((ExerciseError, NameError), _exercise_error_only)
+        shell.set_custom_exc((ExerciseError, ParameterError, NameError), _exercise_error_only)

@@ -73,6 +73,13 @@ def check_blank_positions(fn) -> None:
         if len(got) == len(expected) and got == [p - i for i, p in enumerate(expected)]:
             raise ExerciseError(f"For {text!r} expected {expected}, got {got}: the blanks themselves were not "
                                 "counted. Every character counts towards a position, each `_` too.")
+        missed = [i for i in expected if i not in got]
+        if got and set(got) < set(expected):
+            raise ExerciseError(f"For {text!r} expected {expected}, got {got}: the positions you found are right, "
+                                f"but {missed} {'is' if len(missed) == 1 else 'are'} missing. "
+                                + ("A blank right after another one was skipped: look at every character, each "
+                                   "one after the last you looked at." if any(i - 1 in expected for i in missed)
+                                   else "Every `_` needs its own position."))
         raise ExerciseError(f"For {text!r} expected {expected}, got {got}: positions count every character from "
                             "the start of the text, the first one being 0.")
     _ok("Those are the positions the model will see as [MASK]."
