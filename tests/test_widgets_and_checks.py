@@ -148,6 +148,13 @@ def _hf_name(name):
     return f"bert.encoder.layer.{i}.{parts[part]}.{kind}"
 
 
+def _assign_into_string(text, position, new):
+    """with_mask (12) or fill_in (00) by item assignment, which a str refuses with a TypeError."""
+    for p, c in zip(*((position, new) if isinstance(position, list) else ([position], [new]))):
+        text[p] = c
+    return text
+
+
 def _find_skipping_neighbours(text):
     """blank_positions with a str.find loop that resumes two characters on: '___' gives [0, 2]."""
     found, i = [], text.find("_")
@@ -836,6 +843,9 @@ WRONG_ANSWERS = [
     (checks.check_blank_positions, lambda t: [i for i in range(len(t) - 1) if t[i] == "_"], "last character"),
     # 00 (a learner review, 2026-11-27): a find loop that steps past the blank after the one it found
     (checks.check_blank_positions, _find_skipping_neighbours, "blank right after another one was skipped"),
+    # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
+    (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
+    (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, lambda t, ps, gs: t[:ps[0]] + gs[0] + t[ps[0] + 1:] if ps else t, "only the first guess"),
     (checks.check_fill_in, lambda t, ps, gs: "".join(dict(zip(ps, gs)).get(i, c) for i, c in enumerate(t)) if ps else None,
      "return the text"),

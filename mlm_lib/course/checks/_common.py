@@ -109,10 +109,18 @@ def _call(fn, *args, hint=None, seconds: float | None = None, what: str = "the c
         where = _learner_line(err)
         if where:
             message += f"\n  in your code, {where}"
-        advice = hint(err) if hint is not None else None
+        advice = (hint(err) if hint is not None else None) or _general_hint(err)
         if advice:
             message += f"\nHint: {advice}"
         raise ExerciseError(message) from None
+
+
+def _general_hint(err: Exception) -> str | None:
+    """Advice for a crash any exercise can meet, where the check's own hint has none."""
+    if isinstance(err, TypeError) and "'str' object does not support item assignment" in str(err):
+        return ("a Python string cannot be changed in place, one character at a time: build a new string from the "
+                "old one and return that.")
+    return None
 
 
 def _ok(message: str) -> None:
