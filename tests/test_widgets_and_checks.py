@@ -148,6 +148,15 @@ def _hf_name(name):
     return f"bert.encoder.layer.{i}.{parts[part]}.{kind}"
 
 
+def _verse_or_prose_reading(speech, speaker=False, first=False):
+    """11 Ex1 with a line read that the rule skips: the speaker's line (speaker) or the speech's first (first)."""
+    lines = [line for line in speech.splitlines() if line.strip()]
+    if not speaker and lines and lines[0].endswith(":"):
+        lines = lines[1:]
+    starts = [line[0] for line in (lines if first else lines[1:]) if line[0].isalpha()]
+    return (1 if any(c.islower() for c in starts) else 0) if starts else None
+
+
 def _assign_into_string(text, position, new):
     """with_mask (12) or fill_in (00) by item assignment, which a str refuses with a TypeError."""
     for p, c in zip(*((position, new) if isinstance(position, list) else ([position], [new]))):
@@ -843,6 +852,11 @@ WRONG_ANSWERS = [
     (checks.check_blank_positions, lambda t: [i for i in range(len(t) - 1) if t[i] == "_"], "last character"),
     # 00 (a learner review, 2026-11-27): a find loop that steps past the blank after the one it found
     (checks.check_blank_positions, _find_skipping_neighbours, "blank right after another one was skipped"),
+    # 11 (a learner review, 2026-11-27): a skipped line read, the speaker's or the speech's first; keepdim on the sum
+    (checks.check_verse_or_prose, lambda s: _verse_or_prose_reading(s, speaker=True), "reads a line that is skipped"),
+    (checks.check_verse_or_prose, lambda s: _verse_or_prose_reading(s, first=True), "reads a line that is skipped"),
+    (checks.check_mean_pool, lambda h, m: (h * m[..., None]).sum(1, keepdim=True) / m[..., None].sum(1, keepdim=True),
+     "keepdim=True on the sum"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

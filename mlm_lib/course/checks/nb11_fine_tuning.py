@@ -33,6 +33,9 @@ _SPEECHES = [
 ]
 
 
+# a speech whose skipped lines, read, would make it prose: tells an answer that reads one of them
+_SKIPS_BOTH = "MARIA:\nand so on.\nAy, he."
+
 # edges the corpus never holds, though the rule covers them: a blank line inside a speech, and nothing at all
 _EDGES = ["HAMLET:\nTo be\n\nOr not", ""]
 
@@ -86,6 +89,16 @@ def check_verse_or_prose(fn) -> None:
             raise ExerciseError(f"In {speech!r} no line after the speech's first starts with a letter, so its form "
                                 f"cannot be told: return None (got {got!r}).")
         if want is None:
+            skipped = _SKIPS_BOTH
+            try:
+                counted = _call(fn, skipped) != verse_or_prose(skipped)
+            except ExerciseError:
+                counted = False
+            if counted:  # the answer reads a line that is skipped: the speaker's, or the speech's first
+                raise ExerciseError(f"{speech!r} has a single line after the speaker's name, and your function gave "
+                                    f"it a form ({got!r}): it reads a line that is skipped. Both the speaker's line and "
+                                    "the speech's first line are skipped (a speech may start in the middle of a verse "
+                                    f"line): {skipped!r} is verse, read from 'Ay, he.' alone.")
             raise ExerciseError(f"{speech!r} has a single line after the speaker's name: that line is the speech's "
                                 "first, which is skipped (a speech may start in the middle of a verse line), so "
                                 f"nothing is left to tell its form: return None (got {got!r}).")
@@ -127,6 +140,10 @@ def check_mean_pool(fn) -> None:
     want = torch.stack([hidden[i, : int(mask[i].sum())].mean(0) for i in range(3)])
     if got.is_floating_point() and got.dtype != want.dtype:
         got = got.to(want.dtype)  # a float64 answer is graded on its values (the model's vectors are float32)
+    if got.shape != want.shape and got.dim() == 3 and got.shape[1] == 1 and got.squeeze(1).shape == want.shape:
+        raise ExerciseError(f"One vector per row: expected shape {tuple(want.shape)}, got {tuple(got.shape)}: the "
+                            "averaged axis is still there, with size 1 (keepdim=True on the sum of the vectors keeps "
+                            "it). Only the count needs to keep it, so that it divides each row.")
     if got.shape != want.shape:
         raise ExerciseError(f"One vector per row: expected shape {tuple(want.shape)}, got {tuple(got.shape)}. Average "
                             "over the positions (dimension 1).")
