@@ -857,6 +857,11 @@ WRONG_ANSWERS = [
     (checks.check_verse_or_prose, lambda s: _verse_or_prose_reading(s, first=True), "reads a line that is skipped"),
     (checks.check_mean_pool, lambda h, m: (h * m[..., None]).sum(1, keepdim=True) / m[..., None].sum(1, keepdim=True),
      "keepdim=True on the sum"),
+    # 13 (a learner review, 2026-11-27): a length typed in, minus the raw logits, two tokens apart
+    (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :63].reshape(-1, lg.size(-1)),
+                                                                    ids[:, 1:64].reshape(-1)), "different numbers of positions"),
+    (checks.check_next_token_loss, lambda lg, ids: -lg[:, :-1].gather(-1, ids[:, 1:, None]).mean(), "raw logits"),
+    (checks.check_next_token_pair, lambda w: (w[:-2], w[2:]), "right after"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),
@@ -1239,7 +1244,10 @@ def test_hints_of_parts_2_and_3_name_the_slip_not_the_solution():
              (checks.check_select_whole_words, lambda w, d, p: d[w] < p, "word_ids < 0"),
              (checks.check_mean_pool, lambda h, m: h.mean(1), "Multiply by the mask"),
              (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-2].reshape(-1, lg.size(-1)),
-                                                                             ids[:, 2:].reshape(-1)), "[:, :-1]")]
+                                                                             ids[:, 2:].reshape(-1)), "[:, :-1]"),
+             (checks.check_next_token_pair, lambda w: (w, w[1:]), "[5, 6, 7, 8] and"),
+             (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :63].reshape(-1, lg.size(-1)),
+                                                                             ids[:, 1:64].reshape(-1)), ":-1")]
     for check, wrong, solution in cases:
         with pytest.raises(ExerciseError) as caught:
             check(wrong)

@@ -478,10 +478,10 @@ STATED += [
     (_13, "found the masked model ahead at 300 steps only", _LTR.format(300), "ahead"),
     *[(_13, "By 600 and 1,200 steps the difference is within noise", _LTR.format(step), "within noise")
       for step in (600, 1200)],
-    (_13, "higher at 150 steps in every seed, by amounts the rule finds **within noise**", _LTR.format(150), "within noise"),
+    (_13, "higher in every seed, by amounts the rule finds **within noise**", _LTR.format(150), "within noise"),
     *[(_13, "ahead at 300 steps only, within noise at\n150, 600 and 1,200", _LTR.format(step), "within noise")
       for step in (150, 600, 1200)],
-    (_13, "by so unequal amounts that the rule finds the change **within noise**",
+    (_13, "by amounts so unequal that the rule finds the change **within noise**",
      "the masked model after 1,200 against 600 pretraining steps", "within noise"),
 ]
 

@@ -27,13 +27,21 @@ def check_next_token_pair(fn) -> None:
             raise ExerciseError("Backwards: that predicts the *previous* token. Which of the two should keep the "
                                 "window's first token, and which its last?")
         if not (torch.equal(inputs, window[:-1]) and torch.equal(labels, window[1:])):
-            raise ExerciseError(f"For the window {window.tolist()} expected inputs {window[:-1].tolist()} and labels "
-                                f"{window[1:].tolist()}, got {inputs.tolist()} and {labels.tolist()}.")
+            raise ExerciseError(f"For the window {window.tolist()} you returned inputs {inputs.tolist()} and labels "
+                                f"{labels.tolist()}. Check two things: is labels[i] the token that comes right after "
+                                "inputs[i], for every i, and does each token of the window that has a token before it "
+                                "appear as a label?")
     _ok("A window of L + 1 tokens gives L predictions, every position a label.")
 
 
 def _loss_hint(err):
-    if "Expected target size" in str(err) or "Expected input batch_size" in str(err):
+    import re
+    sizes = re.search(r"Expected input batch_size \((\d+)\) to match target batch_size \((\d+)\)", str(err))
+    if sizes:  # both flattened, over different numbers of positions
+        return (f"the logits and the labels are flattened, but over different numbers of positions ({sizes[1]} and "
+                f"{sizes[2]}): each window must give as many predictions as labels. The check's windows are "
+                "6 tokens long, not the notebook's 64: slice with sizes read from the tensors, not with a number typed in.")
+    if "Expected target size" in str(err):
         return ("F.cross_entropy reads (positions, vocabulary) logits against (positions,) labels, or puts the "
                 "vocabulary in dimension 1: flatten the batch and length dimensions of both first.")
     if "is invalid for input of size" in str(err):
@@ -66,8 +74,9 @@ def check_next_token_loss(fn) -> None:
         raise ExerciseError("That is the sum over the predictions: the loss is their mean (as reduction='mean' "
                             "gives), so that it does not grow with the batch.")
     if torch.allclose(got, F.nll_loss(flat_logits, flat_labels)):
-        raise ExerciseError("F.nll_loss expects log-probabilities, and these are raw logits: F.cross_entropy applies "
-                            "the log-softmax itself (or take log_softmax first).")
+        raise ExerciseError("You averaged minus the raw logits of the right tokens: the loss needs their "
+                            "*log-probabilities*, the logits after a log-softmax over the vocabulary. F.cross_entropy "
+                            "applies it itself (F.nll_loss does not).")
     if torch.allclose(got, F.nll_loss(flat_logits.softmax(-1), flat_labels)) or torch.allclose(
             got, -flat_logits.softmax(-1).gather(1, flat_labels[:, None]).mean()):
         raise ExerciseError("The loss is the mean of minus the *log*-probability of each right token; you averaged "
