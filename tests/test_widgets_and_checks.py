@@ -862,6 +862,8 @@ WRONG_ANSWERS = [
                                                                     ids[:, 1:64].reshape(-1)), "different numbers of positions"),
     (checks.check_next_token_loss, lambda lg, ids: -lg[:, :-1].gather(-1, ids[:, 1:, None]).mean(), "raw logits"),
     (checks.check_next_token_pair, lambda w: (w[:-2], w[2:]), "right after"),
+    # 14 (a learner review, 2026-11-27): the result transposed
+    (checks.check_newton_schulz, lambda m, steps=5: __import__("mlm_lib").newton_schulz(m, steps).T, "transposed"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

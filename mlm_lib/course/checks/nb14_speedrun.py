@@ -101,13 +101,17 @@ def check_newton_schulz(fn) -> None:
             for message, variant in _ns_slips(matrix, steps):
                 if variant.shape == got.shape and torch.allclose(got.float(), variant, atol=1e-4, rtol=1e-4):
                     raise ExerciseError(message)
+            if got.shape == want.T.shape and torch.allclose(got.float(), want.T, atol=1e-4, rtol=1e-4):
+                raise ExerciseError(f"For a {shape[0]}x{shape[1]} matrix your result is the right one, transposed: "
+                                    "the iteration keeps the matrix's orientation, so return X as it comes out of "
+                                    "the loop (a wide or tall matrix turned around for the loop is turned back).")
             if not torch.isfinite(got).all() or torch.linalg.matrix_norm(got.float(), ord=2) > 2:  # largest singular value
                 raise ExerciseError("The numbers blow up. Two things keep them near 1: the start (every singular value "
                                     "at most 1 once the matrix is divided by its norm) and the polynomial's coefficients "
                                     "with their signs, which pull values in (0, 1] towards 1. Check both.")
             raise ExerciseError(f"Not the same as mlm_lib.newton_schulz for a {shape[0]}x{shape[1]} matrix and "
                                 f"steps={steps}. Check in turn: the start (divided by its norm once, in float32), the "
-                                "Gram matrix G = X @ X.T (matrix products, @), the three coefficients and the number "
+                                "Gram matrix (X @ X.T on the left of X, or X.T @ X on its right; matrix products, @), the three coefficients and the number "
                                 "of iterations.")
     try:
         default = fn(matrix.clone())
