@@ -66,3 +66,15 @@ def test_a_failed_write_leaves_the_file_that_was_there(tmp_path):
         atomic_write(path, half_then_full)
     assert failed.value.filename == str(path) and failed.value.strerror == "No space left on device"
     assert path.read_bytes() == b"the last good state" and os.listdir(tmp_path) == ["state.pt"]
+
+
+def test_a_model_path_the_notebooks_cannot_read_is_a_parameter_error(tmp_path):
+    """A learner who sets `model_path` to a missing or damaged file reads one line naming the parameter and the fix
+    (a ParameterError, printed as its message alone), not a traceback through the loader."""
+    from mlm_lib.course.assets import load_model
+    from mlm_lib.course.setup import ParameterError
+
+    (tmp_path / "zero.pt").write_bytes(b"")
+    for path in (tmp_path / "missing.pt", tmp_path, tmp_path / "zero.pt"):
+        with pytest.raises(ParameterError, match="model_path: .* Set model_path in the parameters cell"):
+            load_model(path)

@@ -164,6 +164,15 @@ def _assign_into_string(text, position, new):
     return text
 
 
+def _find_while_positive(text):
+    """blank_positions with a str.find loop that stops at 0, read as 'not found': '___' gives []."""
+    found, i = [], text.find("_")
+    while i > 0:
+        found.append(i)
+        i = text.find("_", i + 1)
+    return found
+
+
 def _find_skipping_neighbours(text):
     """blank_positions with a str.find loop that resumes two characters on: '___' gives [0, 2]."""
     found, i = [], text.find("_")
@@ -852,6 +861,7 @@ WRONG_ANSWERS = [
     (checks.check_blank_positions, lambda t: [i for i in range(len(t) - 1) if t[i] == "_"], "last character"),
     # 00 (a learner review, 2026-11-27): a find loop that steps past the blank after the one it found
     (checks.check_blank_positions, _find_skipping_neighbours, "blank right after another one was skipped"),
+    (checks.check_blank_positions, _find_while_positive, "position 0 was missed"),
     # 11 (a learner review, 2026-11-27): a skipped line read, the speaker's or the speech's first; keepdim on the sum
     (checks.check_verse_or_prose, lambda s: _verse_or_prose_reading(s, speaker=True), "reads a line that is skipped"),
     (checks.check_verse_or_prose, lambda s: _verse_or_prose_reading(s, first=True), "reads a line that is skipped"),

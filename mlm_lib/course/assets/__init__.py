@@ -62,8 +62,16 @@ def load_json_results(name: str) -> dict:
 
 def load_model(path=None, *, name: str = "shakespeare-char") -> Checkpoint:
     """The model a notebook explores: the shipped one called `name` when `path` is None, else a `model.pt`
-    written by `python -m mlm_lib.experiments.pretrain` (for a model of your own corpus)."""
-    return reference_checkpoint(name) if path is None else load_checkpoint(path)
+    written by `python -m mlm_lib.experiments.pretrain` (for a model of your own corpus). A `path` that holds no
+    readable model is a ParameterError: the notebooks take it from their `model_path` parameter."""
+    if path is None:
+        return reference_checkpoint(name)
+    try:
+        return load_checkpoint(path)
+    except (FileNotFoundError, ValueError) as err:  # no file, a folder, a damaged or foreign file: say what to set
+        from ..checks._common import ParameterError
+        raise ParameterError(f"model_path: {err} Set model_path in the parameters cell to a model.pt written by "
+                             "python -m mlm_lib.experiments.pretrain, or to None for the shipped model.") from None
 
 
 def load_model_log(path=None) -> dict:

@@ -74,6 +74,10 @@ def check_blank_positions(fn) -> None:
             raise ExerciseError(f"For {text!r} expected {expected}, got {got}: the blanks themselves were not "
                                 "counted. Every character counts towards a position, each `_` too.")
         missed = [i for i in expected if i not in got]
+        if 0 in missed and set(got) <= set(expected):
+            raise ExerciseError(f"For {text!r} expected {expected}, got {got}: the blank at position 0 was missed. 0 "
+                                "is a position like any other, though Python reads it as False in a condition "
+                                "(`while pos:`, `if pos:`); str.find says 'not found' with -1.")
         if got and set(got) < set(expected):
             raise ExerciseError(f"For {text!r} expected {expected}, got {got}: the positions you found are right, "
                                 f"but {missed} {'is' if len(missed) == 1 else 'are'} missing. "
