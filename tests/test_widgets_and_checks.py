@@ -164,6 +164,12 @@ def _assign_into_string(text, position, new):
     return text
 
 
+def _geglu_split_by_two(x, w_in, w_out):
+    """16 Ex2 with torch.split(y, 2), which cuts pieces two wide, not two pieces."""
+    first, second = torch.split(w_in(x), 2, dim=-1)
+    return w_out(F_.gelu(first) * second)
+
+
 def _find_while_positive(text):
     """blank_positions with a str.find loop that stops at 0, read as 'not found': '___' gives []."""
     found, i = [], text.find("_")
@@ -874,6 +880,12 @@ WRONG_ANSWERS = [
     (checks.check_next_token_pair, lambda w: (w[:-2], w[2:]), "right after"),
     # 14 (a learner review, 2026-11-27): the result transposed
     (checks.check_newton_schulz, lambda m, steps=5: __import__("mlm_lib").newton_schulz(m, steps).T, "transposed"),
+    # 16 (a learner review, 2026-11-27): a helper never written, a layer built where a function was meant, split's
+    # width read as a count
+    (checks.check_rotate, lambda x, cos, sin: x * cos + quarter_turn(x) * sin, "nothing called quarter_turn"),  # noqa: F821
+    (checks.check_geglu, lambda x, wi, wo: wo(torch.nn.GELU(wi(x).chunk(2, -1)[0]) * wi(x).chunk(2, -1)[1]),
+     "builds a layer"),
+    (checks.check_geglu, _geglu_split_by_two, "pieces n wide"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

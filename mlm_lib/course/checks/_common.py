@@ -117,9 +117,24 @@ def _call(fn, *args, hint=None, seconds: float | None = None, what: str = "the c
 
 def _general_hint(err: Exception) -> str | None:
     """Advice for a crash any exercise can meet, where the check's own hint has none."""
-    if isinstance(err, TypeError) and "'str' object does not support item assignment" in str(err):
+    import re
+
+    import torch.nn as nn
+
+    text = str(err)
+    if isinstance(err, TypeError) and "'str' object does not support item assignment" in text:
         return ("a Python string cannot be changed in place, one character at a time: build a new string from the "
                 "old one and return that.")
+    if isinstance(err, NameError) and getattr(err, "name", None):
+        return (f"nothing called {err.name} exists where your function runs. If it is a helper of your own, write it "
+                "(or compute it inline); if it is a library function, call it by its full name as the notebook does "
+                "(e.g. torch.cat, F.gelu).")
+    module = re.search(r"operand type\(s\) for .*'(\w+)' and|'(\w+)' object is not subscriptable", text)
+    name = module and (module[1] or module[2])
+    if isinstance(err, TypeError) and name and isinstance(getattr(nn, name, None), type) and issubclass(
+            getattr(nn, name), nn.Module):
+        return (f"nn.{name}(...) builds a layer (a module) rather than computing anything: call the layer it returns "
+                f"on a tensor, or use the function form from torch.nn.functional.")
     return None
 
 

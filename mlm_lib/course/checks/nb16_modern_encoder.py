@@ -99,6 +99,9 @@ def _rotate_hint(err):
 
 
 def _geglu_hint(err):
+    if "too many values to unpack (expected 2)" in str(err):
+        return ("w_in(x) was cut into more than two pieces: torch.split(t, n) cuts pieces n wide, not n pieces. Cut "
+                "its last dimension into two halves.")
     if "cannot be multiplied" in str(err):
         return ("w_out reads f numbers, half of w_in's 2f outputs: what reaches w_out must be the product of the "
                 "two halves of w_in(x), split along its *last* dimension (the features).")
