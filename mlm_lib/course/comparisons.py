@@ -445,7 +445,7 @@ STATED += [
       for n in ("200 labels", "all 9,340 labels")],
     *[(_11, "**within noise** with 50 and 1,000)", f"the mean against [CLS], frozen, {n}", "within noise")
       for n in ("50 labels", "1,000 labels")],
-    (_11, "seeds of the network from scratch: **within noise** either way", "naive Bayes against scratch, all 9,340 labels",
+    (_11, "the two are **within noise** of each other", "naive Bayes against scratch, all 9,340 labels",
      "within noise"),
     *[(_11, "with 50 and 200 labels, the pretrained model pooled by its mean\n  is **ahead**",
        f"pretrained (mean) against {other}, {n}", "ahead")
