@@ -878,6 +878,7 @@ WRONG_ANSWERS = [
                                                                     ids[:, 1:64].reshape(-1)), "different numbers of positions"),
     (checks.check_next_token_loss, lambda lg, ids: -lg[:, :-1].gather(-1, ids[:, 1:, None]).mean(), "raw logits"),
     (checks.check_next_token_pair, lambda w: (w[:-2], w[2:]), "right after"),
+    (checks.check_next_token_pair, lambda w: (w[:, :-1], w[:, 1:]), "no batch axis"),
     # 14 (a learner review, 2026-11-27): the result transposed
     (checks.check_newton_schulz, lambda m, steps=5: __import__("mlm_lib").newton_schulz(m, steps).T, "transposed"),
     # 16 (a learner review, 2026-11-27): a helper never written, a layer built where a function was meant, split's

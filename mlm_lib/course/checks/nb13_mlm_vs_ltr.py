@@ -7,11 +7,17 @@ import torch.nn.functional as F
 from ._common import ExerciseError, _call, _carries_gradient, _ok, _tensor
 
 
+def _pair_hint(err):
+    if isinstance(err, IndexError) and "too many indices" in str(err):
+        return ("the window is one row of ids, a 1-D tensor with no batch axis: slice its only dimension.")
+    return None
+
+
 def check_next_token_pair(fn) -> None:
     """fn(window) -> (inputs, labels) for next-token prediction: inputs = window[:-1], labels = window[1:]."""
     for window in (torch.tensor([5, 6, 7, 8, 9]), torch.tensor([[10, 11, 12], [20, 21, 22]]).flatten(),
                    torch.tensor([3, 4])):  # the shortest window: one input, one label
-        got = _call(fn, window.clone())
+        got = _call(fn, window.clone(), hint=_pair_hint)
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise ExerciseError("Return two tensors: (inputs, labels).")
         inputs, labels = (_tensor(g, name) for g, name in zip(got, ("the inputs", "the labels")))
@@ -31,7 +37,8 @@ def check_next_token_pair(fn) -> None:
                                 f"{labels.tolist()}. Check two things: is labels[i] the token that comes right after "
                                 "inputs[i], for every i, and does each token of the window that has a token before it "
                                 "appear as a label?")
-    _ok("A window of L + 1 tokens gives L predictions, every position a label.")
+    _ok("A window of n tokens gives n - 1 predictions: every input position has a label (training cuts windows one "
+        "token longer than the model reads, so that each of its 64 inputs gets one).")
 
 
 def _loss_hint(err):
@@ -96,4 +103,5 @@ def check_next_token_loss(fn) -> None:
                             f"{got.item():.4f} (logits of shape {tuple(logits.shape)}). Check in turn: which logits "
                             "have a next token to predict, which tokens are predicted, that both are flattened alike, "
                             "and that the loss is the mean.")
-    _ok("Every position but the last predicts its successor: L - 1 losses per window, against about 15% of L for MLM.")
+    _ok("Every position but the last predicts its successor: n - 1 losses per window of n, against about 15% of n for "
+        "MLM.")
