@@ -881,6 +881,7 @@ WRONG_ANSWERS = [
     (checks.check_next_token_pair, lambda w: (w[:, :-1], w[:, 1:]), "no batch axis"),
     # 14 (a learner review, 2026-11-27): the result transposed
     (checks.check_newton_schulz, lambda m, steps=5: __import__("mlm_lib").newton_schulz(m, steps).T, "transposed"),
+    (checks.check_newton_schulz, lambda m, steps=5: _ns(m.bfloat16(), steps).float(), "about bfloat16's"),
     # 16 (a learner review, 2026-11-27): a helper never written, a layer built where a function was meant, split's
     # width read as a count
     (checks.check_rotate, lambda x, cos, sin: x * cos + quarter_turn(x) * sin, "nothing called quarter_turn"),  # noqa: F821

@@ -101,6 +101,10 @@ def check_newton_schulz(fn) -> None:
             for message, variant in _ns_slips(matrix, steps):
                 if variant.shape == got.shape and torch.allclose(got.float(), variant, atol=1e-4, rtol=1e-4):
                     raise ExerciseError(message)
+            gap = float((got.float() - want).norm() / want.norm()) if got.shape == want.shape else float("inf")
+            if 2e-3 < gap < 0.1:  # near, but further than float32's rounding: bfloat16 somewhere, cast back
+                raise ExerciseError(f"Close, but {gap:.0e} apart (relative): more than float32's rounding and about "
+                                    "bfloat16's. Keep every step of the iteration in float32, not only the result.")
             if got.shape == want.T.shape and torch.allclose(got.float(), want.T, atol=1e-4, rtol=1e-4):
                 raise ExerciseError(f"For a {shape[0]}x{shape[1]} matrix your result is the right one, transposed: "
                                     "the iteration keeps the matrix's orientation, so return X as it comes out of "
@@ -155,7 +159,7 @@ def check_takes_muon(fn) -> None:
             raise ExerciseError(f"Return True or False, got {type(got).__name__} for {name}.")
         if got and name not in want:
             if parameter.dim() < 2:
-                raise ExerciseError(f"{name} is a vector (shape {tuple(parameter.shape)}): there is no matrix to "
+                raise ExerciseError(f"{name} is a vector (shape {tuple(parameter.shape)} in the check's small model): there is no matrix to "
                                     "orthogonalise. Biases and LayerNorm weights stay with AdamW.")
             if name.startswith("embeddings"):
                 raise ExerciseError(f"{name} is a table looked up row by row, not a map that multiplies a hidden "
@@ -163,7 +167,7 @@ def check_takes_muon(fn) -> None:
             raise ExerciseError(f"{name} is outside the encoder layers: the speedrun gives Muon only the layers' "
                                 "matrices (as modded-nanoGPT does), and the MLM head stays with AdamW.")
         if not got and name in want:
-            raise ExerciseError(f"{name} (shape {tuple(parameter.shape)}) multiplies the hidden vectors inside an "
+            raise ExerciseError(f"{name} (shape {tuple(parameter.shape)} in the check's small model) multiplies the hidden vectors inside an "
                                 "encoder layer: Muon is for exactly these matrices.")
     _ok(f"{len(want)} matrices with Muon in the check's 3-layer model (Q, K, V, output, two feed-forward per layer; "
         "24 in the course's 4-layer model), everything else AdamW.")
