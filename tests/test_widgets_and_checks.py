@@ -888,6 +888,10 @@ WRONG_ANSWERS = [
     (checks.check_geglu, lambda x, wi, wo: wo(torch.nn.GELU(wi(x).chunk(2, -1)[0]) * wi(x).chunk(2, -1)[1]),
      "builds a layer"),
     (checks.check_geglu, _geglu_split_by_two, "pieces n wide"),
+    # 01 (a third learner review, 2026-11-27): the last whole window lost by range's end; n ids kept for n windows
+    (checks.check_make_windows, lambda ids, L: torch.stack([ids[i:i + L] for i in range(0, len(ids) - L, L)])
+     if len(ids) > L else ids.new_empty((0, L)), "last whole window is missing"),
+    (checks.check_make_windows, lambda ids, L: ids[:len(ids) // L].view(len(ids) // L, L), "one per window"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 
 import torch
@@ -95,6 +96,10 @@ def _windows_hint(err):
     if "stack expects each tensor to be equal size" in str(err):
         return ("the last slice is shorter than `length` (the ids left over at the end), and torch.stack needs "
                 "tensors of one size: keep whole windows only.")
+    sizes = re.search(r"shape '\[(\d+), (\d+)\]' is invalid for input of size (\d+)", str(err))
+    if sizes and int(sizes[3]) == int(sizes[1]):  # the slice kept n ids where n windows of length ids were needed
+        return (f"the tensor you regrouped holds {sizes[3]} ids, one per window: {sizes[1]} windows of {sizes[2]} "
+                "need that many times more. How many ids does the slice before view keep?")
     if "is invalid for input of size" in str(err):
         return ("view can only regroup all the ids, so their number must be a multiple of length, and here it is "
                 "not. How many whole windows fit, and what should happen to the ids left over at the end?")
@@ -140,6 +145,12 @@ def check_make_windows(fn) -> None:
         if got.dim() == 2 and got.shape[1] == length and got.shape[0] == expected.shape[0] + 1:
             raise ExerciseError(f"For {n_ids} ids and length {length} you kept the incomplete last window: drop the "
                                 f"{n_ids % length} leftover ids at the end.")
+        if (got.dim() == 2 and got.shape[1] == length and got.shape[0] == expected.shape[0] - 1
+                and torch.equal(got, expected[:-1])):
+            raise ExerciseError(f"For {n_ids} ids and length {length} expected shape {tuple(expected.shape)}, got "
+                                f"{tuple(got.shape)}: the last whole window is missing. A window may end exactly at "
+                                "the last id, so "
+                                "the last start is len(ids) - length itself (a range stops one before its end).")
         if got.shape != expected.shape:
             raise ExerciseError(f"For {n_ids} ids and length {length} expected shape {tuple(expected.shape)}, got "
                                 f"{tuple(got.shape)}.")
