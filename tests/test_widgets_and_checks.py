@@ -741,7 +741,7 @@ WRONG_ANSWERS = [
     (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x.chunk(2, -1)[1], x.chunk(2, -1)[0])) * s,
      "line up"),
     (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x))), "product of the two halves"),
-    (checks.check_geglu, lambda x, wi, wo: wo(wi(x).chunk(2, -1)[0] * wi(x).chunk(2, -1)[1]), "step by step"),
+    (checks.check_geglu, lambda x, wi, wo: wo(wi(x).chunk(2, -1)[0] * wi(x).chunk(2, -1)[1]), "GELU is missing"),
     (checks.check_newton_schulz, lambda m, steps=5: _ns(m, steps, power=True), "number-by-number powers"),
     (checks.check_newton_schulz, lambda m, steps=5: (lambda u, s_, vh: u @ vh)(*torch.linalg.svd(m, full_matrices=False)),
      "exact orthogonalisation"),
@@ -892,6 +892,9 @@ WRONG_ANSWERS = [
     (checks.check_make_windows, lambda ids, L: torch.stack([ids[i:i + L] for i in range(0, len(ids) - L, L)])
      if len(ids) > L else ids.new_empty((0, L)), "last whole window is missing"),
     (checks.check_make_windows, lambda ids, L: ids[:len(ids) // L].view(len(ids) // L, L), "one per window"),
+    # 16 (a second learner review, 2026-11-27): no GELU, the halves added, GELU before the split
+    (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x).chunk(2, -1)[0]) + wi(x).chunk(2, -1)[1]), "added"),
+    (checks.check_geglu, lambda x, wi, wo: wo(torch.mul(*F_.gelu(wi(x)).chunk(2, -1))), "before the split"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

@@ -367,10 +367,10 @@ def encoder_diagram(config):
         ffn = (f"feed-forward: {d} → {c.d_ff} → {d}" if c.ffn == "gelu" else
                f"GeGLU: {d} → 2 × {c.d_ff}, gated → {d}")
         attn = f"multi-head attention: {c.n_heads} heads, {d // c.n_heads} wide each"
-        if c.position == "rope":
-            attn += ", RoPE on Q and K"
-        if c.global_every > 1:
-            attn += f"\n(global every {c.global_every}, else a window of {c.local_window})"
+        notes = (["RoPE on Q and K"] if c.position == "rope" else []) + (
+            [f"global every {c.global_every}, else a window of {c.local_window}"] if c.global_every > 1 else [])
+        if notes:  # a second line, so that the first stays inside its box
+            attn += "\n(" + "; ".join(notes) + ")"
         if c.pre_ln:
             first = "LayerNorm" if c.first_layer_norm else "LayerNorm (not in layer 0: it reads\nthe normalised embeddings)"
             parts = [(first, QUIET), (attn, LAYER), ("+ (residual)", "white"), ("LayerNorm", QUIET),

@@ -107,8 +107,8 @@ def _geglu_hint(err):
                 "two halves of w_in(x), split along its *last* dimension (the features).")
     if "must match the size of tensor" in str(err):
         return ("The two halves came out of different sizes: each is half of w_in(x)'s last dimension, where its 2f "
-                "features lie; take f from the tensor (y.shape[-1] // 2, or chunk(2, dim=-1)), not a number typed in "
-                "(the notebook's 344 fits its own layer only; the check's layer has f = 5).")
+                "features lie, so both are f wide. Take f from the tensor, not a number typed in (the notebook's 344 "
+                "fits its own layer only; the check's layer has f = 5), and check where each slice starts and ends.")
     return None
 
 
@@ -147,7 +147,12 @@ def check_geglu(fn) -> None:
              (w_out(F.gelu(w_in(x)[..., :5])), "The gate is missing: the second half multiplies the first "
                                                "half's GELU, number by number."),
              (w_out(F.gelu(w_in(x)[..., ::2]) * w_in(x)[..., 1::2]), "Even and odd numbers are not the halves: "
-              "the first f numbers of w_in(x) go through GELU, the last f are the gate.")]
+              "the first f numbers of w_in(x) go through GELU, the last f are the gate."),
+             (w_out(h * gate), "GELU is missing: the first half goes through GELU before the gate multiplies it."),
+             (w_out(F.gelu(h) + gate), "The halves were added: the gate *multiplies* the first half's GELU, number "
+                                       "by number."),
+             (w_out(torch.mul(*F.gelu(w_in(x)).chunk(2, dim=-1))), "GELU went on all of w_in(x), before the split: "
+              "only the first half goes through it; the gate, the second half, multiplies as it is.")]
     for wrong, message in slips:
         if torch.allclose(got, wrong, atol=1e-5):
             raise ExerciseError(message)
