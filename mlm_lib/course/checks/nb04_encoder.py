@@ -121,7 +121,7 @@ def check_count_parameters(fn) -> None:
                    for c, e, g in wrong)
     hint = (f"your function returned {got:,} for all three configurations the check tried, so it reads sizes from "
             "elsewhere (the notebook's own d_model, d_ff, ... or fixed numbers): read every size from `config`, "
-            "config.d_model, config.d_ff, config.vocab_size, ..." if same else
+            "config.d_model, config.d_ff, config.vocab_size and the rest" if same else
             slips[0][fitting[0]][1] if fitting else
             "the four attention projections counted once per head: they are d_model x d_model each, shared by "
             "all the heads (each head reads its own slice of d_model / n_heads columns)" if per_head else
