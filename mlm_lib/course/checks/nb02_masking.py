@@ -54,8 +54,8 @@ def check_expected_counts(fn) -> None:
         if len(got) == 3 and math.isclose(got[0], n * m, rel_tol=1e-6):
             raise ExerciseError("Only selected positions are replaced: multiply by select_prob too.")
         if len(got) == 3 and all(abs(a - b) < 1 and a == int(a) for a, b in zip(got, expected)):
-            raise ExerciseError(f"For {args} you gave whole numbers {tuple(int(a) for a in got)}; the expected counts are "
-                                f"{tuple(round(x, 3) for x in expected)}. An expectation is an average over many "
+            raise ExerciseError(f"For {args} you gave whole numbers {tuple(int(a) for a in got)}; the expected "
+                                f"counts are {tuple(round(x, 3) for x in expected)}. An expectation is an average over many "
                                 "draws, so it need not be a whole number: do not round it.")
         if len(got) != 3:
             raise ExerciseError(f"Return three numbers (n_mask, n_random, n_unchanged), got {len(got)}.")
