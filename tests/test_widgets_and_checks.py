@@ -895,6 +895,9 @@ WRONG_ANSWERS = [
     # 16 (a second learner review, 2026-11-27): no GELU, the halves added, GELU before the split
     (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x).chunk(2, -1)[0]) + wi(x).chunk(2, -1)[1]), "added"),
     (checks.check_geglu, lambda x, wi, wo: wo(torch.mul(*F_.gelu(wi(x)).chunk(2, -1))), "before the split"),
+    # 07 (a second learner review, 2026-11-27): min() of the losses, which fails on empty lists
+    (checks.check_first_reaching, lambda t, l, target: None if min(l) > target else
+     next(x for x, y in zip(t, l) if y <= target), "empty lists"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

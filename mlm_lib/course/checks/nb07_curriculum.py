@@ -108,7 +108,7 @@ def _reaching_hint(err):
         return ("next(...) ran out: the check also tries a target the loss never reaches, and then the answer is "
                 "None. A next() with nothing left to give stops with StopIteration unless it is told what to "
                 "give instead.")
-    if isinstance(err, IndexError):
+    if isinstance(err, IndexError) or (isinstance(err, ValueError) and "empty" in str(err)):
         return "the check also tries lists with a single evaluation and empty lists (no evaluation at all: None)."
     return None
 
@@ -133,7 +133,8 @@ def check_first_reaching(fn) -> None:
                                     "evaluations' tokens: return the tokens value of an evaluation as it is (no "
                                     "interpolation between two; mlm_lib.curriculum.tokens_to_reach does that, after).")
             raise ExerciseError(f"Return a number from `tokens` as it is (an int) or None, not {type(got).__name__} "
-                                f"{got!r}: the notebook prints and divides these values.")
+                                f"{got!r}: the notebook prints and divides these values. (If your value is computed, "
+                                "e.g. between two evaluations, return the evaluation's own tokens instead.)")
         if got == expected and (got is None) == (expected is None):
             continue
         strict = next((t for t, loss in zip(tokens, losses) if loss < target), None)
