@@ -36,8 +36,8 @@ def check_select_whole_words(fn) -> None:
         got = _tensor(_call(fn, given, draw.clone(), 0.3, hint=_select_hint), "the selection")
         if not torch.equal(given, word_ids):
             raise ExerciseError("Your function changed word_ids in place (the specials' -1 became another number): the "
-                                "caller's word ids are then wrong for everything that reads them next. Work on a copy "
-                                "(word_ids.clamp(min=0) makes one), or leave the specials out with a mask.")
+                                "caller's word ids are then wrong for everything that reads them next. Work on a copy, "
+                                "or leave the specials out with a mask.")
         if got.shape != word_ids.shape:
             raise ExerciseError(f"Return one True/False per piece, shape {tuple(word_ids.shape)}; got {tuple(got.shape)}.")
         if got.dtype != torch.bool:
@@ -62,7 +62,7 @@ def check_select_whole_words(fn) -> None:
                                     "specials are never selected. A piece is selected when it belongs to a word "
                                     "(word_ids >= 0) *and* its word's draw is below select_prob.")
             raise ExerciseError("A special token was selected. Its word id is -1" + (f", and {how}" if how else "")
-                                + ": leave the specials out yourself (word_ids >= 0).")
+                                + ": leave the specials out yourself (their word id is what tells them apart).")
         split = [int(w) for w in word_ids[word_ids >= 0].unique() if got[word_ids == w].any() and not got[word_ids == w].all()]
         if split:
             raise ExerciseError(f"Word {split[0]} is selected in part: its pieces got different answers. All the "
@@ -93,8 +93,9 @@ def check_share_std(fn) -> None:
             continue
         total, squares, words = sum(sizes), sum(n * n for n in sizes), len(sizes)
         if math.isclose(got, math.sqrt(p * (1 - p) / total), rel_tol=1e-6):
-            raise ExerciseError("That is the binomial error for pieces drawn one by one. Here a word of n pieces "
-                                "adds n pieces at once: its variance is p (1 - p) n^2.")
+            raise ExerciseError("That is the binomial error for pieces drawn one by one. Here whole words are drawn: "
+                                "when a word of n pieces is in or out, by how much does the count of selected pieces "
+                                "move, and what does that do to the variance?")
         slips = {p * (1 - p) * squares / total ** 2: "That is the variance: the standard deviation is its square root.",
                  math.sqrt(p * (1 - p) * squares): "That is the standard deviation of the *number* of selected "
                  "pieces; the share is that number divided by the number of pieces, sum(n_w).",
