@@ -1863,8 +1863,10 @@ def test_a_schedule_keeps_its_colour_whatever_else_is_picked():
     assert variant in labels and colour(labels, variant) == colour([variant], variant)
 
 
-def test_the_fixed_baseline_is_drawn_on_top_of_every_schedule():
-    """A learner's review of 07: with all seven schedules picked, fixed 128 was hidden under two variants."""
+def test_the_fixed_baseline_is_a_band_beneath_every_schedule():
+    """Learners' reviews of 07: with all seven schedules picked, fixed 128 was hidden under two variants; drawn on
+    top of them, it hid linear 32->128, whose curve runs on it. Now it is a wide band beneath the thinner lines,
+    so that both show."""
     import matplotlib.pyplot as plt
 
     from mlm_lib.course.assets import load_json_results
@@ -1875,7 +1877,10 @@ def test_the_fixed_baseline_is_drawn_on_top_of_every_schedule():
     for ax in fig.axes:
         lines = [line for line in ax.get_lines() if not line.get_label().startswith("_") and line.get_xdata().size > 2]
         fixed = [line for line in lines if line.get_label().startswith("fixed 128")]
-        assert fixed and all(f.get_zorder() > line.get_zorder() for f in fixed for line in lines if line not in fixed)
+        others = [line for line in lines if line not in fixed]
+        assert fixed and others
+        assert all(f.get_zorder() < line.get_zorder() for f in fixed for line in others)  # beneath every other line
+        assert all(f.get_linewidth() >= 2 * line.get_linewidth() for f in fixed for line in others)  # and seen around it
     plt.close(fig)
 
 

@@ -290,8 +290,9 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, b
         median_x = [sorted(h[key][j] for h in group)[(len(group) - 1) // 2] for j in range(n)]
         mean_y = [sum(h["val_loss"][j] for h in group) / len(group) for j in range(n)]
         seeds = f" (mean of {len(group)} seeds)" if len(group) > 1 else ""
-        on_top = dict(lw=2.2, zorder=5) if label.startswith("fixed") else {}  # the baseline, never hidden under others
-        ax.plot(median_x, mean_y, "o-", ms=3, color=colour, label=label + seeds, **on_top)
+        # the baseline as a wide, light band beneath the others: neither it nor a line that runs on it is hidden
+        band = dict(lw=4.5, alpha=0.5, zorder=1.5) if label.startswith("fixed") else {}
+        ax.plot(median_x, mean_y, "o-", ms=3, color=colour, label=label + seeds, **band)
     for (name, value), style in zip((baselines or {}).items(), ("--", ":", "-.")):
         ax.axhline(value, ls=style, color="grey", lw=1, label=f"{name}: {value:.2f}")
     if several:

@@ -470,7 +470,7 @@ def curriculum_view(runs: list[dict], labels, x: str = "tokens", baselines: dict
         steps = run["history"]["step"]
         ax_len.plot(steps, [schedule.length_at((s - 1) / steps[-1]) for s in steps],
                     color=schedule_colour(label, every), label=label,
-                    **(dict(lw=2.2, zorder=5) if label.startswith("fixed") else {}))  # on top, as in the loss panel
+                    **(dict(lw=4.5, alpha=0.5, zorder=1.5) if label.startswith("fixed") else {}))  # a band beneath, as in the loss panel
         group = [r["history"]["val_loss"][-1] for r in picked if r["label"] == label]
         finals[label] = sum(group) / len(group)
     ax_len.set_xlabel("step")
