@@ -170,6 +170,14 @@ def _geglu_split_by_two(x, w_in, w_out):
     return w_out(F_.gelu(first) * second)
 
 
+def _find_appending_first(text):
+    """blank_positions with a str.find loop that keeps the first result before asking whether it is -1."""
+    found, i = [text.find("_")], text.find("_")
+    while (i := text.find("_", i + 1)) >= 0:
+        found.append(i)
+    return found
+
+
 def _find_while_positive(text):
     """blank_positions with a str.find loop that stops at 0, read as 'not found': '___' gives []."""
     found, i = [], text.find("_")
@@ -868,6 +876,7 @@ WRONG_ANSWERS = [
     # 00 (a learner review, 2026-11-27): a find loop that steps past the blank after the one it found
     (checks.check_blank_positions, _find_skipping_neighbours, "blank right after another one was skipped"),
     (checks.check_blank_positions, _find_while_positive, "position 0 was missed"),
+    (checks.check_blank_positions, _find_appending_first, "-1 is what str.find returns"),
     # 11 (a learner review, 2026-11-27): a skipped line read, the speaker's or the speech's first; keepdim on the sum
     (checks.check_verse_or_prose, lambda s: _verse_or_prose_reading(s, speaker=True), "reads a line that is skipped"),
     (checks.check_verse_or_prose, lambda s: _verse_or_prose_reading(s, first=True), "reads a line that is skipped"),

@@ -46,6 +46,9 @@ def check_blank_positions(fn) -> None:
                                 "positions (one number per blank, not the characters, a pair or a nested list).") from None
         if got == expected:
             continue
+        if -1 in got:
+            raise ExerciseError(f"For {text!r} expected {expected}, got {got}: -1 is what str.find returns when it "
+                                "finds nothing, not a position. Stop (or skip) when find gives -1.")
         extra = [i for i in got if i not in expected]
         if set(expected) <= set(got) and extra and all(0 <= i < len(text) for i in extra):
             shown = ", ".join(f"{i} ({text[i]!r})" for i in extra[:4])
