@@ -170,6 +170,14 @@ def _geglu_split_by_two(x, w_in, w_out):
     return w_out(F_.gelu(first) * second)
 
 
+def _pair_row_mask_second(a, b, max_len, cls_id, sep_id, pad_id):
+    """10 Ex1, right lists returned as (input_ids, attention_mask, token_type_ids)."""
+    ids = [cls_id] + a + [sep_id] + b + [sep_id]
+    types = [0] * (len(a) + 2) + [1] * (len(b) + 1)
+    pad = max_len - len(ids)
+    return ids + [pad_id] * pad, [1] * len(ids) + [0] * pad, types + [0] * pad
+
+
 def _find_appending_first(text):
     """blank_positions with a str.find loop that keeps the first result before asking whether it is -1."""
     found, i = [text.find("_")], text.find("_")
@@ -907,6 +915,8 @@ WRONG_ANSWERS = [
     # 07 (a second learner review, 2026-11-27): min() of the losses, which fails on empty lists
     (checks.check_first_reaching, lambda t, l, target: None if min(l) > target else
      next(x for x, y in zip(t, l) if y <= target), "empty lists"),
+    # 10 (a third learner review, 2026-11-27): the mask and the token types returned in each other's place
+    (checks.check_pair_row, _pair_row_mask_second, "in each other's place"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

@@ -56,6 +56,9 @@ def check_pair_row(fn) -> None:
         if ids != want_ids:
             raise ExerciseError(f"For A={a}, B={b}: input_ids should be {want_ids}, got {ids}. The layout is [CLS] A "
                                 "[SEP] B [SEP], then [PAD] up to max_len.")
+        if (types, mask) == (want_mask, want_types) and want_mask != want_types:
+            raise ExerciseError("The right token_type_ids and attention_mask, in each other's place: return "
+                                "(input_ids, token_type_ids, attention_mask), in that order.")
         if types != want_types:
             regions = [("[CLS]", [0]), ("A's pieces", range(1, len(a) + 1)), ("the first [SEP]", [len(a) + 1]),
                        ("B's pieces", range(len(a) + 2, len(a) + len(b) + 2)), ("the last [SEP]", [len(a) + len(b) + 2]),
@@ -102,7 +105,7 @@ def _truncate(a, b, max_tokens, fronts, slip=None):
 
 
 _TRUNCATE_HINTS = {
-    "tie cuts A": "When A and B are equally long, trim B (Google's script keeps A then: `len(a) > len(b)` decides).",
+    "tie cuts A": "When A and B are equally long, trim B (Google's script trims A only when A is strictly longer).",
     "first value only": "You read the first value of fronts for every trim; each trim takes the *next* value, one "
                         "value per token removed.",
     "True means back": "The ends are swapped: True in fronts means the token goes from the *front* of the longer "
