@@ -170,6 +170,15 @@ def _geglu_split_by_two(x, w_in, w_out):
     return w_out(F_.gelu(first) * second)
 
 
+def _verse_or_prose_skip_if_named(speech):
+    """11 Ex1 with the first-line skip nested in the speaker test: an unnamed segment keeps its first line."""
+    lines = [line for line in speech.splitlines() if line.strip()]
+    if lines and lines[0].endswith(":"):
+        lines = lines[2:]
+    starts = [line[0] for line in lines if line[0].isalpha()]
+    return (1 if any(c.islower() for c in starts) else 0) if starts else None
+
+
 def _pair_row_mask_second(a, b, max_len, cls_id, sep_id, pad_id):
     """10 Ex1, right lists returned as (input_ids, attention_mask, token_type_ids)."""
     ids = [cls_id] + a + [sep_id] + b + [sep_id]
@@ -917,6 +926,8 @@ WRONG_ANSWERS = [
      next(x for x, y in zip(t, l) if y <= target), "empty lists"),
     # 10 (a third learner review, 2026-11-27): the mask and the token types returned in each other's place
     (checks.check_pair_row, _pair_row_mask_second, "in each other's place"),
+    # 11 (a third learner review, 2026-11-27): the first line skipped only when the speech has a speaker's line
+    (checks.check_verse_or_prose, _verse_or_prose_skip_if_named, "named or not"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

@@ -30,6 +30,8 @@ _SPEECHES = [
     "Fairy:\nAnd here my mistress.",
     # a first line with a ':' inside it is not a speaker's line: only one that *ends* with ':' is
     "What say you: will you go?\nand so, farewell,\nSweet lady.",
+    # no speaker's line and a single line (the corpus has such segments): that line is the speech's first, skipped
+    "Hast thou the flower there? Welcome, wanderer.",
 ]
 
 
@@ -85,6 +87,11 @@ def check_verse_or_prose(fn) -> None:
         if not named and verse_or_prose(lines[0] + ":\n" + "\n".join(lines[1:])) == got:
             raise ExerciseError(f"{speech!r} has no speaker's line (a speech that a stage direction or a blank line "
                                 "broke goes on without one): skip the first line only when it ends with ':'.")
+        if want is None and not named and len(body) == 1 and body[0].strip():
+            raise ExerciseError(f"{speech!r} has no speaker's line and a single line: that line is still the speech's "
+                                "first (a segment without a name may begin mid-verse too), so it is skipped and nothing "
+                                f"is left to tell its form: return None (got {got!r}). Skip the first line of every "
+                                "speech, named or not.")
         if want is None and len(body) > 1:
             raise ExerciseError(f"In {speech!r} no line after the speech's first starts with a letter, so its form "
                                 f"cannot be told: return None (got {got!r}).")
