@@ -928,6 +928,9 @@ WRONG_ANSWERS = [
     (checks.check_pair_row, _pair_row_mask_second, "in each other's place"),
     # 11 (a third learner review, 2026-11-27): the first line skipped only when the speech has a speaker's line
     (checks.check_verse_or_prose, _verse_or_prose_skip_if_named, "named or not"),
+    # 05 (a fifth learner review, 2026-11-27): the rate as a 0-d tensor
+    (checks.check_lr_at, lambda step, warmup, total, base: torch.tensor(
+        base * __import__("mlm_lib").training.lr_factor(step, warmup, total)), "not a tensor"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

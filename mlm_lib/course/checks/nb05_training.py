@@ -123,6 +123,10 @@ def check_lr_at(fn) -> None:
             got = _call(fn, s, warmup, total, base, hint=_lr_hint(warmup))
             if got is None:
                 raise ExerciseError(_none_message("the learning rate"))
+            if isinstance(got, torch.Tensor):
+                raise ExerciseError("Return a plain number (a Python float), not a tensor: the rate is written into "
+                                    "the optimiser's settings, param_groups, which hold numbers (a 0-d tensor's "
+                                    ".item() is one).")
             try:
                 got = float(got)
             except (TypeError, ValueError):
