@@ -905,6 +905,7 @@ WRONG_ANSWERS = [
     (checks.check_next_token_loss, lambda lg, ids: -lg[:, :-1].gather(-1, ids[:, 1:, None]).mean(), "raw logits"),
     (checks.check_next_token_pair, lambda w: (w[:-2], w[2:]), "right after"),
     (checks.check_next_token_pair, lambda w: (w[:, :-1], w[:, 1:]), "no batch axis"),
+    (checks.check_next_token_pair, lambda w: (w, w[1:]), "no next token to be its label"),
     # 14 (a learner review, 2026-11-27): the result transposed
     (checks.check_newton_schulz, lambda m, steps=5: __import__("mlm_lib").newton_schulz(m, steps).T, "transposed"),
     (checks.check_newton_schulz, lambda m, steps=5: _ns(m.bfloat16(), steps).float(), "about bfloat16's"),

@@ -32,6 +32,9 @@ def check_next_token_pair(fn) -> None:
         if torch.equal(inputs, window[1:]) and torch.equal(labels, window[:-1]):
             raise ExerciseError("Backwards: that predicts the *previous* token. Which of the two should keep the "
                                 "window's first token, and which its last?")
+        if inputs.shape == window.shape and torch.equal(inputs, window) and labels.numel() >= window.numel() - 1:
+            raise ExerciseError(f"For the window {window.tolist()} your inputs are the whole window: its last token has "
+                                "no next token to be its label, so it is not an input. The inputs leave it out.")
         if not (torch.equal(inputs, window[:-1]) and torch.equal(labels, window[1:])):
             raise ExerciseError(f"For the window {window.tolist()} you returned inputs {inputs.tolist()} and labels "
                                 f"{labels.tolist()}. Check two things: is labels[i] the token that comes right after "
