@@ -170,6 +170,12 @@ def _geglu_split_by_two(x, w_in, w_out):
     return w_out(F_.gelu(first) * second)
 
 
+def _expected_counts_typo(n_tokens, select_prob, mask_prob, random_prob):
+    """02 Ex1 with select_prob misspelt inside the body: a NameError."""
+    s = n_tokens * select_pro  # noqa: F821 -- the slip under test
+    return s * mask_prob, s * random_prob, s * (1 - mask_prob - random_prob)
+
+
 def _verse_or_prose_skip_if_named(speech):
     """11 Ex1 with the first-line skip nested in the speaker test: an unnamed segment keeps its first line."""
     lines = [line for line in speech.splitlines() if line.strip()]
@@ -932,6 +938,11 @@ WRONG_ANSWERS = [
     # 05 (a fifth learner review, 2026-11-27): the rate as a 0-d tensor
     (checks.check_lr_at, lambda step, warmup, total, base: torch.tensor(
         base * __import__("mlm_lib").training.lr_factor(step, warmup, total)), "not a tensor"),
+    # 09 (a third learner review, 2026-11-27): a stack of one answer per piece, which fails on an empty window
+    (checks.check_select_whole_words, lambda w, d, p: torch.stack([(i >= 0) & (d[i] < p) for i in w]),
+     "no pieces at all"),
+    # 02 (a fourth learner review, 2026-11-27): a parameter's name misspelt
+    (checks.check_expected_counts, _expected_counts_typo, "did you mean select_prob"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

@@ -372,7 +372,7 @@ STATED += [
      "ahead"),
     (_09, "by amounts so unequal that the interval reaches\nzero: **within noise**",
      _WW.format("words masked (whole words right)"), "within noise"),
-    (_09, "seed 2 pieces, by a hair: **within noise**", _WW.format("held-out text masked piece by piece"),
+    (_09, "seed 2 pieces, by a hair (0.07 points): **within noise**", _WW.format("held-out text masked piece by piece"),
      "within noise"),
     (_09, "lower in seeds 0 and 1 (by 0.5 and 1.4): the rule finds it **within noise**", _WW.format("word-mates visible"),
      "within noise"),

@@ -109,14 +109,15 @@ def _call(fn, *args, hint=None, seconds: float | None = None, what: str = "the c
         where = _learner_line(err)
         if where:
             message += f"\n  in your code, {where}"
-        advice = (hint(err) if hint is not None else None) or _general_hint(err)
+        advice = (hint(err) if hint is not None else None) or _general_hint(err, fn)
         if advice:
             message += f"\nHint: {advice}"
         raise ExerciseError(message) from None
 
 
-def _general_hint(err: Exception) -> str | None:
+def _general_hint(err: Exception, fn=None) -> str | None:
     """Advice for a crash any exercise can meet, where the check's own hint has none."""
+    import difflib
     import re
 
     import torch.nn as nn
@@ -125,6 +126,10 @@ def _general_hint(err: Exception) -> str | None:
     if isinstance(err, TypeError) and "'str' object does not support item assignment" in text:
         return ("a Python string cannot be changed in place, one character at a time: build a new string from the "
                 "old one and return that.")
+    own = list(getattr(getattr(fn, "__code__", None), "co_varnames", ()))  # the function's parameters and names
+    close = difflib.get_close_matches(getattr(err, "name", None) or "", own, n=1, cutoff=0.75)
+    if isinstance(err, NameError) and close:
+        return f"nothing called {err.name} exists where your function runs: did you mean {close[0]}, a name of yours?"
     if isinstance(err, NameError) and getattr(err, "name", None):
         return (f"nothing called {err.name} exists where your function runs. If it is a helper of your own, write it "
                 "(or compute it inline); if it is a library function, call it by its full name as the notebook does "

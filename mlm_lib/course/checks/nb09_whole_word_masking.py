@@ -73,6 +73,12 @@ def check_select_whole_words(fn) -> None:
         raise ExerciseError(f"Piece {wrong} belongs to word {w}, whose draw is {float(draw[w]):.2f} against select_prob "
                             f"0.3: it should be {'selected' if bool(expected[wrong]) else 'left alone'}, and yours is "
                             f"{'selected' if bool(got[wrong]) else 'left alone'}.")
+    empty = torch.zeros(0, dtype=torch.long)  # a window with no pieces: nothing to select, and no error
+    got = _tensor(_call(fn, empty, torch.rand(0, generator=g), 0.3, hint=lambda err: (
+        "the check also tries a window with no pieces at all (empty word_ids): the selection is then empty too, "
+        "a boolean tensor of length 0, and torch.stack of nothing fails.")), "the selection")
+    if got.shape != (0,):
+        raise ExerciseError(f"For empty word_ids the selection is empty too, shape (0,); got shape {tuple(got.shape)}.")
     _ok("One draw per word, read by each of its pieces: a word is masked whole or not at all.")
 
 
