@@ -170,6 +170,15 @@ def _geglu_split_by_two(x, w_in, w_out):
     return w_out(F_.gelu(first) * second)
 
 
+def _truncate_popping_from_end(a, b, max_tokens, fronts):
+    """10 Ex2 with the values of fronts taken by list.pop(), last first."""
+    a, b, fr = list(a), list(b), list(fronts)
+    while len(a) + len(b) > max_tokens:
+        longer = a if len(a) > len(b) else b
+        del longer[0 if fr.pop() else -1]
+    return a, b
+
+
 def _expected_counts_typo(n_tokens, select_prob, mask_prob, random_prob):
     """02 Ex1 with select_prob misspelt inside the body: a NameError."""
     s = n_tokens * select_pro  # noqa: F821 -- the slip under test
@@ -943,6 +952,8 @@ WRONG_ANSWERS = [
      "no pieces at all"),
     # 02 (a fourth learner review, 2026-11-27): a parameter's name misspelt
     (checks.check_expected_counts, _expected_counts_typo, "did you mean select_prob"),
+    # 10 (a fourth learner review, 2026-11-27): fronts read from its end with list.pop()
+    (checks.check_truncate, _truncate_popping_from_end, "from its end"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

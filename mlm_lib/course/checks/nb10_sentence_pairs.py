@@ -95,6 +95,8 @@ def _truncate(a, b, max_tokens, fronts, slip=None):
         k = 0 if slip == "first value only" else (j if slip == "a count per side" and longer is b else i)
         if not longer or k >= len(fronts):
             return None
+        if slip == "from the end":  # list.pop() reads the last value first
+            k = len(fronts) - 1 - i
         front = fronts[k] if slip != "True means back" else not fronts[k]
         del longer[0 if front else -1]
         if slip == "a count per side" and longer is b:
@@ -104,7 +106,9 @@ def _truncate(a, b, max_tokens, fronts, slip=None):
     return a, b
 
 
-_TRUNCATE_HINTS = {
+_TRUNCATE_HINTS = {  # in the order tried: an answer that fits two slips gets the first one's hint
+    "from the end": "You read fronts from its end (list.pop() takes the last value): each trim takes the *next* "
+                    "value, from the first on.",
     "tie cuts A": "When A and B are equally long, trim B (Google's script trims A only when A is strictly longer).",
     "first value only": "You read the first value of fronts for every trim; each trim takes the *next* value, one "
                         "value per token removed.",
@@ -138,7 +142,9 @@ def check_truncate(fn) -> None:
              ([1, 2], [3, 4, 5, 6, 7, 8], 4, [True, True, False, True]),
              ([1, 2], [3], 5, []),
              ([], [1, 2, 3, 4], 2, [True, False]),
-             ([1, 2, 3, 4, 5], [6, 7], 5, [True, False])]
+             ([1, 2, 3, 4, 5], [6, 7], 5, [True, False]),
+             # more values than trims: reading them from the end gives the other ends
+             ([1, 2, 3, 4, 5, 6], [7], 4, [True, True, True, False, False, False])]
     answers = []
     for a, b, max_tokens, fronts in cases:
         given_a, given_b = list(a), list(b)
