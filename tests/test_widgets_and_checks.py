@@ -954,6 +954,12 @@ WRONG_ANSWERS = [
     (checks.check_expected_counts, _expected_counts_typo, "did you mean select_prob"),
     # 10 (a fourth learner review, 2026-11-27): fronts read from its end with list.pop()
     (checks.check_truncate, _truncate_popping_from_end, "from its end"),
+    # 04 (a fourth learner review, 2026-11-27): 2 token types typed in and the embeddings' norm left out, which
+    # add up to the token-type table exactly
+    (checks.check_count_parameters, lambda c: _formula(c) - 2 * c.d_model + (2 - c.type_vocab_size) * c.d_model,
+     "2 token types typed in"),
+    (checks.check_count_parameters, lambda c: _formula(dataclasses.replace(c, n_layers=c.n_layers + 1)),
+     "one encoder layer too many"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

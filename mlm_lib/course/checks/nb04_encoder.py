@@ -47,13 +47,20 @@ def _count_slips(config) -> dict[str, tuple[int, str]]:
         "untied": (right + config.vocab_size * d, "the decoder shares the word-embedding matrix: count it once"),
         "output bias": (right - config.vocab_size, "the MLM head has an output bias of vocab_size"),
         "positions": (right - config.max_len * d, "the position embeddings are missing: max_len x d_model"),
-        "types": (right - config.type_vocab_size * d, "the token-type embeddings are missing: type_vocab_size x d_model"),
+        # two slips add up to exactly this on every configuration: 2 token types typed in and the embeddings'
+        # LayerNorm left out (-2d + (2 - type_vocab_size) d): the hint names both readings
+        "types": (right - config.type_vocab_size * d, "the token-type embeddings are missing: type_vocab_size x "
+                  "d_model (or two slips that add up to the same: 2 token types typed in instead of "
+                  "type_vocab_size, and the embeddings' LayerNorm left out)"),
         "attention biases": (right - 4 * d * layers, "the four attention projections (query, key, value, output) "
                                                      "each have a bias of d_model too"),
         "ffn biases": (right - (config.d_ff + d) * layers, "the two feed-forward layers have biases too, of d_ff "
                                                            "and d_model numbers"),
         "half norms": (right - norms * d, "a LayerNorm has two vectors of d_model, a scale and a shift"),
         "head dense": (right - (d * d + d), "the MLM head starts with a dense layer, d_model x d_model plus a bias"),
+        "layer too many": (right + (right - BertForMLM(dataclasses.replace(config, n_layers=layers - 1)).num_parameters()
+                                    if layers > 1 else 0),
+                           "one encoder layer too many: the model has n_layers of them"),
         "head dense bias": (right - d, "one vector of d_model is missing: the MLM head's dense layer has a bias of "
                                        "d_model (or is the position table one row short? it has config.max_len rows)"),
         "ffn out bias": (right - d * layers, "the feed-forward output layer (d_ff to d_model) has a bias of d_model"),
