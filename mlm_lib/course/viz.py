@@ -271,7 +271,7 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, b
                 colours_from: list[str] | None = None):
     """Held-out loss of several training runs against tokens seen or wall time. Runs with the same label
     (several seeds) share a colour: their mean loss as a line with dots, each seed as a thin line (tokens
-    only); a fixed-length run is drawn thicker and on top, the baseline the others are read against. Against wall time the x of a point is the *median* over seeds: one run slowed by other work on
+    only); a fixed-length run is drawn as a wide light band beneath the others, the baseline they are read against. Against wall time the x of a point is the *median* over seeds: one run slowed by other work on
     the machine would otherwise stretch the whole curve. `baselines` (name -> loss) are dashed lines.
     `colours_from`: every label the reader may pick from, so that a schedule keeps its colour whatever else is shown."""
     if ax is None:
@@ -289,7 +289,8 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, b
         n = min(len(h["val_loss"]) for h in group)
         median_x = [sorted(h[key][j] for h in group)[(len(group) - 1) // 2] for j in range(n)]
         mean_y = [sum(h["val_loss"][j] for h in group) / len(group) for j in range(n)]
-        seeds = f" (mean of {len(group)} seeds)" if len(group) > 1 else ""
+        seeds = ("" if len(group) == 1 else f" (mean of {len(group)} seeds)" if x == "tokens" else
+                 f" (mean loss of {len(group)} seeds, at their median time)")
         # the baseline as a wide, light band beneath the others: neither it nor a line that runs on it is hidden
         band = dict(lw=4.5, alpha=0.5, zorder=1.5) if label.startswith("fixed") else {}
         ax.plot(median_x, mean_y, "o-", ms=3, color=colour, label=label + seeds, **band)
