@@ -820,8 +820,8 @@ WRONG_ANSWERS = [
      "attention_mask.bool"),
     # a learner's review of 16 (2026-11-27): the notebook's half width typed in; the width from len(x)
     (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., 2:], x[..., :2]), -1) * s, "fits one width only"),
-    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., 8:], x[..., :8]), -1) * s, "leave nothing to turn"),
-    (checks.check_rotate, lambda x, c, s: x * c + x * s, "quarter turn swaps the halves"),
+    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., 8:], x[..., :8]), -1) * s, "as wide as the whole vector"),
+    (checks.check_rotate, lambda x, c, s: x * c + x * s, "x itself stands where its quarter turn"),
     (checks.check_rotate, lambda x, angles: x, "rotate\\(x, cos, sin\\)"),
     (checks.check_geglu, lambda x, wi, wo: (lambda y: wo(F_.gelu(y[..., :344]) * y[..., 344:]))(wi(x)), "344 fits"),
     (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., len(x) // 2:], x[..., :len(x) // 2]), -1) * s,

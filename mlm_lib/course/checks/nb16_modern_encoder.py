@@ -42,7 +42,8 @@ def check_rotate(fn) -> None:
     first, second = x.chunk(2, dim=-1)
     if torch.allclose(got, x * cos + torch.cat((second, -first), -1) * sin, atol=1e-5):
         raise ExerciseError("The turn goes the wrong way: the quarter turn of a pair (a, b) is (-b, a), so the first "
-                            "half gets minus the second half.")
+                            "half gets minus the second half, and it is *added*, times sin (x * cos + turn * sin). One "
+                            "of those two signs is flipped in yours.")
     neighbours = torch.stack((-x[..., 1::2], x[..., ::2]), -1).flatten(-2)
     if torch.allclose(got, x * cos + neighbours * sin, atol=1e-5):
         raise ExerciseError("Those pairs are neighbours (0, 1), (2, 3): RoFormer's layout. The course (and Hugging "
@@ -70,9 +71,10 @@ def check_rotate(fn) -> None:
                             "vector, so split the last dimension, whatever the number of dimensions before it.")
     d = x.size(-1)
     if torch.allclose(got, x * cos + x * sin, atol=1e-5):  # no turn at all (or halves as wide as the vector)
-        raise ExerciseError("x * sin where the quarter turn of x belongs: the quarter turn swaps the halves, (-x2, x1), "
-                            "with h = x.shape[-1] // 2. (Halves as wide as the vector, such as a width typed in that "
-                            f"equals the check's {d}, leave nothing to turn and give this too.)")
+        raise ExerciseError(f"Your result is x * cos + x * sin: nothing was turned. Either x itself stands where its "
+                            "quarter turn (-x2, x1) belongs, or your halves are as wide as the whole vector, as a width "
+                            f"typed in does when it equals the check's vectors' width ({d}; the notebook's are 16): "
+                            "take h = x.shape[-1] // 2 from the vector itself.")
     for h in range(1, d):  # the turn with halves of another width: a fixed one, or another dimension's
         if h != d // 2 and torch.allclose(got, x * cos + torch.cat((-x[..., h:], x[..., :h]), -1) * sin, atol=1e-5):
             wide = f"{h} number{'s' if h > 1 else ''} wide"
