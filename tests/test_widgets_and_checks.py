@@ -170,6 +170,13 @@ def _geglu_split_by_two(x, w_in, w_out):
     return w_out(F_.gelu(first) * second)
 
 
+def _attention_indexing_mask(q, k, keep):
+    """03 Ex1 with scores[~keep] = -inf: a (batch, m) mask cannot index (batch, n, m) scores."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    scores[~keep] = float("-inf")
+    return scores.softmax(dim=-1)
+
+
 def _truncate_popping_from_end(a, b, max_tokens, fronts):
     """10 Ex2 with the values of fronts taken by list.pop(), last first."""
     a, b, fr = list(a), list(b), list(fronts)
@@ -960,6 +967,8 @@ WRONG_ANSWERS = [
      "2 token types typed in"),
     (checks.check_count_parameters, lambda c: _formula(dataclasses.replace(c, n_layers=c.n_layers + 1)),
      "one encoder layer too many"),
+    # 03 (a second learner review, 2026-11-27): the (batch, m) mask used as an index into (batch, n, m) scores
+    (checks.check_attention_weights, _attention_indexing_mask, "used as an index"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

@@ -29,6 +29,10 @@ def _transpose_hint(err):
         return ("a broadcasting mistake in the mask: `keep` is (batch, m) and the scores are (batch, n, m). As it "
                 "stands, its axes line up with the wrong ones of the scores; which axis of the scores does it lack, "
                 "and where must a size-1 axis stand for it to stretch over the n queries?")
+    if isinstance(err, IndexError) and "shape of the mask" in text:
+        return ("`keep` is (batch, m) and the scores (batch, n, m): a mask used as an index must have the scores' "
+                "own shape. Give `keep` the queries' axis (size 1) and let it stretch over them, e.g. in "
+                "masked_fill or torch.where, instead of indexing with it.")
     if "mat1 and mat2" in text or "must match the size" in text or "Expected size for first two" in text:
         return ("to multiply each query by each key, the keys need their last two dimensions swapped (a 3-D "
                 "tensor's .T would reverse *all* of them).")
