@@ -170,6 +170,14 @@ def _geglu_split_by_two(x, w_in, w_out):
     return w_out(F_.gelu(first) * second)
 
 
+def _select_forcing_the_ends(w, d, p):
+    """09 Ex1 that reads d[-1] for the specials, then switches the first and last pieces off by hand."""
+    selected = d[w] < p
+    selected[0] = False
+    selected[-1] = False
+    return selected
+
+
 def _attention_indexing_mask(q, k, keep):
     """03 Ex1 with scores[~keep] = -inf: a (batch, m) mask cannot index (batch, n, m) scores."""
     scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
@@ -957,6 +965,7 @@ WRONG_ANSWERS = [
     # 09 (a third learner review, 2026-11-27): a stack of one answer per piece, which fails on an empty window
     (checks.check_select_whole_words, lambda w, d, p: torch.stack([(i >= 0) & (d[i] < p) for i in w]),
      "no pieces at all"),
+    (checks.check_select_whole_words, _select_forcing_the_ends, "assume a first or a last piece"),
     # 02 (a fourth learner review, 2026-11-27): a parameter's name misspelt
     (checks.check_expected_counts, _expected_counts_typo, "did you mean select_prob"),
     # 10 (a fourth learner review, 2026-11-27): fronts read from its end with list.pop()

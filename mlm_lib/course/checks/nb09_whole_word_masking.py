@@ -76,7 +76,8 @@ def check_select_whole_words(fn) -> None:
     empty = torch.zeros(0, dtype=torch.long)  # a window with no pieces: nothing to select, and no error
     got = _tensor(_call(fn, empty, torch.rand(0, generator=g), 0.3, hint=lambda err: (
         "the check also tries a window with no pieces at all (empty word_ids): the selection is then empty too, "
-        "a boolean tensor of length 0, and torch.stack of nothing fails.")), "the selection")
+        "a boolean tensor of length 0, and your function fails there. Does it assume a first or a last piece, or "
+        "stack a list that is empty?")), "the selection")
     if got.shape != (0,):
         raise ExerciseError(f"For empty word_ids the selection is empty too, shape (0,); got shape {tuple(got.shape)}.")
     _ok("One draw per word, read by each of its pieces: a word is masked whole or not at all.")
