@@ -978,6 +978,9 @@ WRONG_ANSWERS = [
      "one encoder layer too many"),
     # 03 (a second learner review, 2026-11-27): the (batch, m) mask used as an index into (batch, n, m) scores
     (checks.check_attention_weights, _attention_indexing_mask, "used as an index"),
+    # 16 (a fifth learner review, 2026-11-27): the halves sliced on the first axis, without the ellipsis
+    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[x.shape[-1] // 2:], x[:x.shape[-1] // 2])) * s,
+     "sliced on the first axis"),
     # 12 and 00 (learner reviews, 2026-11-27): a character assigned into the string
     (checks.check_with_mask, _assign_into_string, "cannot be changed in place"),
     (checks.check_fill_in, _assign_into_string, "cannot be changed in place"),

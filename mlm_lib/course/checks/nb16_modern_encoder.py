@@ -72,9 +72,10 @@ def check_rotate(fn) -> None:
     d = x.size(-1)
     if torch.allclose(got, x * cos + x * sin, atol=1e-5):  # no turn at all (or halves as wide as the vector)
         raise ExerciseError(f"Your result is x * cos + x * sin: nothing was turned. Either x itself stands where its "
-                            "quarter turn (-x2, x1) belongs, or your halves are as wide as the whole vector, as a width "
-                            f"typed in does when it equals the check's vectors' width ({d}; the notebook's are 16): "
-                            "take h = x.shape[-1] // 2 from the vector itself.")
+                            "quarter turn (-x2, x1) belongs; or your halves are as wide as the whole vector, as a width "
+                            f"typed in does when it equals the check's vectors' width ({d}; the notebook's are 16); or "
+                            "they were sliced on the first axis (x[h:] where x[..., h:] is meant: the check's vectors "
+                            "come in a batch). The halves are those of the last axis, h = x.shape[-1] // 2.")
     for h in range(1, d):  # the turn with halves of another width: a fixed one, or another dimension's
         if h != d // 2 and torch.allclose(got, x * cos + torch.cat((-x[..., h:], x[..., :h]), -1) * sin, atol=1e-5):
             wide = f"{h} number{'s' if h > 1 else ''} wide"
