@@ -254,6 +254,11 @@ def _tokens_axis(ax) -> None:
                                                if v >= 1e3 else f"{v:g}"))
 
 
+# how a fixed-length run, the baseline the schedules are read against, is drawn in every curriculum plot: a wide,
+# light band beneath the others, so that neither it nor a schedule whose line runs on it is hidden
+BASELINE_BAND = dict(lw=4.5, alpha=0.5, zorder=1.5)
+
+
 def schedule_colour(label: str, others: list[str]) -> str:
     """One colour per schedule wherever it is drawn: fixed blue, step orange, the linear 16->L by 50% green,
     other variants the next colours in the order given."""
@@ -291,9 +296,8 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, b
         mean_y = [sum(h["val_loss"][j] for h in group) / len(group) for j in range(n)]
         seeds = ("" if len(group) == 1 else f" (mean of {len(group)} seeds)" if x == "tokens" else
                  f" (mean loss of {len(group)} seeds, at their median time)")
-        # the baseline as a wide, light band beneath the others: neither it nor a line that runs on it is hidden
-        band = dict(lw=4.5, alpha=0.5, zorder=1.5) if label.startswith("fixed") else {}
-        ax.plot(median_x, mean_y, "o-", ms=3, color=colour, label=label + seeds, **band)
+        ax.plot(median_x, mean_y, "o-", ms=3, color=colour, label=label + seeds,
+                **(BASELINE_BAND if label.startswith("fixed") else {}))
     for (name, value), style in zip((baselines or {}).items(), ("--", ":", "-.")):
         ax.axhline(value, ls=style, color="grey", lw=1, label=f"{name}: {value:.2f}")
     if several:

@@ -17,8 +17,8 @@ from ..devices import model_device
 from ..masking import BERT_MASKING, NOT_SELECTED, OUTCOME_NAMES, mask_tokens, mask_whole_words
 from ..predict import Prediction, masked_positions, predict_masked
 from ..wordpiece import WordPieceTokenizer
-from .viz import (_show_char, attention_html, figure_png, masked_text_html, pieces_html, plot_attention,
-                  plot_curves, plot_topk, predictions_html, schedule_colour)
+from .viz import (BASELINE_BAND, _show_char, attention_html, figure_png, masked_text_html, pieces_html,
+                  plot_attention, plot_curves, plot_topk, predictions_html, schedule_colour)
 
 
 def _error_html(message: str) -> str:
@@ -470,7 +470,7 @@ def curriculum_view(runs: list[dict], labels, x: str = "tokens", baselines: dict
         steps = run["history"]["step"]
         ax_len.plot(steps, [schedule.length_at((s - 1) / steps[-1]) for s in steps],
                     color=schedule_colour(label, every), label=label,
-                    **(dict(lw=4.5, alpha=0.5, zorder=1.5) if label.startswith("fixed") else {}))  # a band beneath, as in the loss panel
+                    **(BASELINE_BAND if label.startswith("fixed") else {}))
         group = [r["history"]["val_loss"][-1] for r in picked if r["label"] == label]
         finals[label] = sum(group) / len(group)
     ax_len.set_xlabel("step")

@@ -7,13 +7,16 @@ message alone (`show_exercise_errors`).
 """
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import signal
 import threading
 import traceback
 from contextlib import contextmanager
 
 import torch
+import torch.nn as nn
 
 
 class ExerciseError(AssertionError):
@@ -117,11 +120,6 @@ def _call(fn, *args, hint=None, seconds: float | None = None, what: str = "the c
 
 def _general_hint(err: Exception, fn=None) -> str | None:
     """Advice for a crash any exercise can meet, where the check's own hint has none."""
-    import difflib
-    import re
-
-    import torch.nn as nn
-
     text = str(err)
     if isinstance(err, TypeError) and "'str' object does not support item assignment" in text:
         return ("a Python string cannot be changed in place, one character at a time: build a new string from the "
