@@ -185,6 +185,14 @@ def _attention_indexing_mask(q, k, keep):
     return scores.softmax(dim=-1)
 
 
+def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
+    a, b = list(a), list(b)
+    while len(a) + len(b) > max_tokens:
+        longer = a if len(a) > len(b) else b
+        longer.pop(0 if fronts.pop(0) else -1)
+    return a, b
+
+
 def _truncate_popping_from_end(a, b, max_tokens, fronts):
     """10 Ex2 with the values of fronts taken by list.pop(), last first."""
     a, b, fr = list(a), list(b), list(fronts)
@@ -1074,6 +1082,11 @@ WRONG_ANSWERS = [
     (checks.check_truncate, lambda a, b, m, f: _truncate_slip(a, b, m, f, per_side=True), "separate place"),
     (checks.check_truncate, lambda a, b, m, f: _truncate_slip(a, b, m, f, only_b=True), "empty list"),
     (checks.check_speaker_names, lambda t: _speakers_by_split(t), "not speakers"),
+    # 10 (learner review, 2026-11-27, fourth session): fronts emptied by pop(0); capitals at a word's end
+    (checks.check_truncate, _truncate_popping_fronts, "changed the list fronts"),
+    (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),
+     "squared the total number of pieces"),
+    (checks.check_speaker_names, lambda t: set(re.findall(r"([A-Z]{2,}) :", t)), "not all of it is capitals"),
     (checks.check_verse_or_prose, lambda s: {0: "verse", 1: "prose", None: None}[_verse_or_prose_named(s)],
      "Return 0 \\(verse\\)"),
     (checks.check_verse_or_prose, lambda s: _verse_or_prose_named(s, always_skip=True), "no speaker's line"),
@@ -2014,3 +2027,17 @@ def test_the_masking_key_names_only_the_marks_the_text_shows():
     assert "█ = [MASK]" in masked_space and "␣ = space" not in masked_space and "⏎" not in masked_space
     shown_space = masked_text_html(list("a b"), list("a b"), [NOT_SELECTED, UNCHANGED, NOT_SELECTED])
     assert "␣ = space" in shown_space and "⏎" not in shown_space
+
+
+def test_wordpiece_masking_view_counts_typed_special_tokens_apart():
+    """09's masking explorer (learner review, 2026-11-27): [CLS] and [SEP] typed into the text are never selected,
+    so they are counted apart, and the selected share is of the ordinary pieces, as in the figure of cell 13."""
+    from mlm_lib.course.assets import reference_checkpoint
+    from mlm_lib.course.widgets import masking_view
+
+    tok = reference_checkpoint("shakespeare-wordpiece").tokenizer
+    html, counts = masking_view("[CLS] to be [SEP]", tok, 1.0, 0.8, 0.1, 0, True)
+    assert "2 pieces in 2 words (and 2 special tokens); 2 pieces selected (100%)" in html
+    assert sum(counts.values()) == 4 and counts["not selected"] == 2
+    html, _ = masking_view("to be", tok, 1.0, 0.8, 0.1, 0, True)
+    assert "special token" not in html and "2 pieces selected (100%)" in html

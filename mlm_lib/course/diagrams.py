@@ -652,27 +652,32 @@ def _piece_width(token: str) -> float:
     return 0.08 * len(token) + 0.17
 
 
+_WORD_GAP = 0.16  # inches between two words' frames; a word's own pieces touch, so a frame reads as one word
+
+
 def _piece_row(ax, x, y, tokens, word_ids, outcome, size=9):
     """Pieces as cells coloured by outcome, each word framed; returns the x where the row ends."""
     start = x
     words = []
     for i, (t, w) in enumerate(zip(tokens, word_ids)):
         width = _piece_width(t)
+        if words and not (words[-1][0] == w and w >= 0):
+            x += _WORD_GAP
         code = int(outcome[i])
         colour = OUTCOME_COLOURS[code] or "white"
         shown = "█" if code == MASKED else t
-        ax.add_patch(Rectangle((x, y), width, 0.32, facecolor=colour, edgecolor="#cccccc", lw=0.6))
+        ax.add_patch(Rectangle((x, y), width, 0.32, facecolor=colour, edgecolor="#dddddd", lw=0.5))
         ax.text(x + width / 2, y + 0.16, shown, ha="center", va="center", fontsize=size, family="monospace",
                 **fonts_for(shown))
         if words and words[-1][0] == w and w >= 0:
             words[-1][2] = x + width
         else:
             words.append([w, x, x + width])
-        x += width + 0.03
+        x += width
     for w, x0, x1 in words:
         if w >= 0:
-            ax.add_patch(Rectangle((x0 - 0.015, y - 0.04), x1 - x0 + 0.03, 0.4, facecolor="none", edgecolor="#444444",
-                                   lw=1.0))
+            ax.add_patch(Rectangle((x0 - 0.02, y - 0.04), x1 - x0 + 0.04, 0.4, facecolor="none", edgecolor="black",
+                                   lw=1.6))
     return x - start
 
 
@@ -688,7 +693,7 @@ def _lines_of_words(tokens, word_ids, room: float) -> list[range]:
         i = j
     lines, start, used = [], 0, 0.0
     for group in groups:
-        width = sum(_piece_width(tokens[k]) + 0.03 for k in group)
+        width = sum(_piece_width(tokens[k]) for k in group) + _WORD_GAP
         if used and used + width > room:
             lines.append(range(start, group.start))
             start, used = group.start, 0.0

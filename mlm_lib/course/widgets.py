@@ -118,8 +118,12 @@ def _wordpiece_masking_view(text, tokenizer, select_prob, mask_prob, random_prob
     words = int(word_ids.max()) + 1 if (word_ids >= 0).any() else 0
     touched = len(set(word_ids[selected].tolist()))
     whole = sum(bool(selected[word_ids == w].all()) for w in set(word_ids[selected].tolist()))
-    summary = (f"{_plural(len(ids), 'piece')} in {_plural(words, 'word')}; {_plural(int(selected.sum()), 'piece')} "
-               f"selected ({int(selected.sum()) / len(ids):.0%}) in {_plural(touched, 'word')}, {whole} of them whole: " +
+    ordinary = int((word_ids >= 0).sum())  # special tokens typed in ([CLS], [SEP]) are never selected
+    special = len(ids) - ordinary
+    summary = (f"{_plural(ordinary, 'piece')} in {_plural(words, 'word')}"
+               + (f" (and {_plural(special, 'special token')})" if special else "")
+               + f"; {_plural(int(selected.sum()), 'piece')} selected ({int(selected.sum()) / max(ordinary, 1):.0%}) "
+               f"in {_plural(touched, 'word')}, {whole} of them whole: " +
                ", ".join(f"{v} {k}" for k, v in counts.items() if k != "not selected"))
     return pieces_html([tokenizer.tokens[i] for i in ids.tolist()], [tokenizer.tokens[i] for i in inputs.tolist()],
                        outcome, word_ids, title=summary), counts

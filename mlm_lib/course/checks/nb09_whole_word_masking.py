@@ -108,8 +108,9 @@ def check_share_std(fn) -> None:
                  "pieces; the share is that number divided by the number of pieces, sum(n_w).",
                  math.sqrt(p * (1 - p) * squares) / words: "Divided by the number of words; the share is of "
                  "*pieces*, so divide by the number of pieces, sum(n_w).",
-                 math.sqrt(p * (1 - p) * total ** 2) / total: "sum(n_w)^2 is not sum(n_w^2): the words are drawn "
-                 "independently, so their variances add, one p (1 - p) n_w^2 per word.",
+                 math.sqrt(p * (1 - p) * total ** 2) / total: "You squared the total number of pieces. The words are "
+                 "drawn independently, so the variances add word by word: one term per word, the variance of that "
+                 "word's own count of selected pieces.",
                  math.sqrt(p * squares) / total: "A word's draw is a coin with probability p: its variance has the "
                  "factor p (1 - p), not p.",
                  p * (1 - p) * math.sqrt(squares) / total: "p (1 - p) stands outside the square root: it is part "

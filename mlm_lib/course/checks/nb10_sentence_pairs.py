@@ -147,12 +147,12 @@ def check_truncate(fn) -> None:
              ([1, 2, 3, 4, 5, 6], [7], 4, [True, True, True, False, False, False])]
     answers = []
     for a, b, max_tokens, fronts in cases:
-        given_a, given_b = list(a), list(b)
-        got = _call(fn, given_a, given_b, max_tokens, list(fronts), hint=_truncate_hint)
+        given_a, given_b, given_fronts = list(a), list(b), list(fronts)
+        got = _call(fn, given_a, given_b, max_tokens, given_fronts, hint=_truncate_hint)
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise ExerciseError("Return the two trimmed segments: (a, b).")
         answers.append(((a, b, max_tokens, fronts), (_as_list(got[0], "a"), _as_list(got[1], "b")),
-                        (given_a, given_b)))
+                        (given_a, given_b, given_fronts)))
     wrong = [(case, got) for case, got, _ in answers if got != _truncate(*case)]
     if wrong:
         for slip, hint in _TRUNCATE_HINTS.items():
@@ -169,11 +169,15 @@ def check_truncate(fn) -> None:
         raise ExerciseError(f"A={a}, B={b}, max_tokens={max_tokens}, fronts={fronts}: expected {(want_a, want_b)}, "
                             f"got {(got_a, got_b)}. Check in turn: which side is the longer one (B on a tie), which "
                             "value of fronts each trim reads, and which end True means.")
-    for (a, b, _, _), _, (given_a, given_b) in answers:
+    for (a, b, _, fronts), _, (given_a, given_b, given_fronts) in answers:
         if (given_a, given_b) != (a, b):
             raise ExerciseError(f"The trimmed segments are right, but your function changed the lists it was given "
                                 f"(A={a} became {given_a}, B={b} became {given_b}). The pairs code uses its segments "
                                 "again for later pairs: trim copies, and leave the caller's lists as they were.")
+        if given_fronts != fronts:
+            raise ExerciseError(f"The trimmed segments are right, but your function changed the list fronts it was "
+                                f"given ({fronts} became {given_fronts}): read its values without removing them, "
+                                "as the caller may read the same draws again.")
     _ok("The longer side loses tokens at random ends, so no segment keeps only its start or only its end.")
 
 
@@ -193,7 +197,8 @@ def check_speaker_names(fn) -> None:
              "[CLS] : Ay me ! for aught that I could ever read , Could ever hear [SEP] LYSANDER : Hermia [SEP]",
              "HERMIA : O cross ! too high to be enthrall ' d to low [SEP]ANDER : Or else misgraffed [SEP]",
              "[CLS]ESEUS : Go , bring them in . [SEP] : Come , sir [SEP]",
-             "KING EDWARD IV : Now , brother of Gloucester [SEP]"]  # a name of two capitals
+             "KING EDWARD IV : Now , brother of Gloucester [SEP]",  # a name of two capitals
+             "Enter MacDUFF : Hail , king ! [SEP]"]  # a word of mixed case is no name: not DUFF
     for text in cases:
         got = _call(fn, text)
         if not isinstance(got, (set, frozenset)) or not all(isinstance(g, str) for g in got):
@@ -211,6 +216,9 @@ def check_speaker_names(fn) -> None:
         if any("LADY" in g for g in got):
             raise ExerciseError("Of 'LADY CAPULET :', take the word right before the colon, 'CAPULET': a name of "
                                 "several words is then still named the same way in A and in B.")
+        if "DUFF" in got:
+            raise ExerciseError(f"In {text!r} you found 'DUFF': 'MacDUFF' is one word and not all of it is capitals. "
+                                "A name is a whole word of capitals, not the capitals at the end of a longer word.")
         if got & {"I", "O"}:
             raise ExerciseError("'I :' is not a speaker: a name has two or more capitals.")
         if any(not g.isupper() for g in got):
