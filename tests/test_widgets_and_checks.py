@@ -185,6 +185,13 @@ def _attention_indexing_mask(q, k, keep):
     return scores.softmax(dim=-1)
 
 
+def _labels_of_len_ids(ids, outcome):  # 02 Ex2, right for one window: len(ids) is the number of windows of a batch
+    labels = torch.full((len(ids),), -100)
+    selected = outcome != 0
+    labels[selected] = ids[selected]
+    return labels
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1084,6 +1091,8 @@ WRONG_ANSWERS = [
     (checks.check_speaker_names, lambda t: _speakers_by_split(t), "not speakers"),
     # 10 (learner review, 2026-11-27, fourth session): fronts emptied by pop(0); capitals at a word's end
     (checks.check_truncate, _truncate_popping_fronts, "changed the list fronts"),
+    # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
+    (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),
      "squared the total number of pieces"),
     (checks.check_speaker_names, lambda t: set(re.findall(r"([A-Z]{2,}) :", t)), "not all of it is capitals"),

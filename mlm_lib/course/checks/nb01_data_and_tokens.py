@@ -148,9 +148,9 @@ def check_make_windows(fn) -> None:
         if (got.dim() == 2 and got.shape[1] == length and got.shape[0] == expected.shape[0] - 1
                 and torch.equal(got, expected[:-1])):
             raise ExerciseError(f"For {n_ids} ids and length {length} expected shape {tuple(expected.shape)}, got "
-                                f"{tuple(got.shape)}: the last whole window is missing. {n_ids} // {length} = "
-                                f"{n_ids // length} windows fit, the last one ending at or before the last id (a "
-                                "range of starts that stops at len(ids) - length leaves that one out).")
+                                f"{tuple(got.shape)}: your windows are right, but the last whole window is missing "
+                                f"(ids {length * (n_ids // length - 1)} to {length * (n_ids // length) - 1}). Check "
+                                "where your windows stop: the last one may end on the last id that fits.")
         if got.shape != expected.shape:
             raise ExerciseError(f"For {n_ids} ids and length {length} expected shape {tuple(expected.shape)}, got "
                                 f"{tuple(got.shape)}.")

@@ -156,7 +156,8 @@ def check_make_labels(fn) -> None:
                     pass
                 else:
                     raise ExerciseError("Right for one window, wrong for a batch: ids and outcome can be a batch (windows "
-                                        "x length), as in training, and a loop over them walks whole rows. Work on the "
-                                        "tensors whole, with operations that keep any shape.") from None
+                                        "x length), as in training. There len(ids) counts windows, not tokens, and a "
+                                        "loop over ids walks whole rows: build the labels with ids' own shape, with "
+                                        "operations that work on the tensors whole.") from None
             raise
     _ok("cross_entropy skips -100 by default (ignore_index), so only selected positions count.")
