@@ -853,7 +853,7 @@ WRONG_ANSWERS = [
     (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., 8:], x[..., :8]), -1) * s, "as wide as the whole vector"),
     (checks.check_rotate, lambda x, c, s: x * c + x * s, "x itself stands where its quarter turn"),
     (checks.check_rotate, lambda x, angles: x, "rotate\\(x, cos, sin\\)"),
-    (checks.check_geglu, lambda x, wi, wo: (lambda y: wo(F_.gelu(y[..., :344]) * y[..., 344:]))(wi(x)), "344 fits"),
+    (checks.check_geglu, lambda x, wi, wo: (lambda y: wo(F_.gelu(y[..., :344]) * y[..., 344:]))(wi(x)), "the check.s f = 5"),
     (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., len(x) // 2:], x[..., :len(x) // 2]), -1) * s,
      "len\\(x\\) counts the first dimension"),
     # a learner's review of 00 (2026-11-27): a separator, str() of a list, a loop one short, positions - 1
@@ -1091,6 +1091,9 @@ WRONG_ANSWERS = [
     (checks.check_speaker_names, lambda t: _speakers_by_split(t), "not speakers"),
     # 10 (learner review, 2026-11-27, fourth session): fronts emptied by pop(0); capitals at a word's end
     (checks.check_truncate, _truncate_popping_fronts, "changed the list fronts"),
+    # 13 (learner review, 2026-11-27, fourth session): the right loss as a Python float
+    (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-1].reshape(-1, lg.size(-1)),
+                                                                    ids[:, 1:].reshape(-1)).item(), "calls .backward"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -67,7 +67,11 @@ def check_next_token_loss(fn) -> None:
     ids = torch.randint(0, 11, (2, 6), generator=g)
     want = F.cross_entropy(logits[:, :-1].reshape(-1, 11), ids[:, 1:].reshape(-1))
     logits.requires_grad_(True)  # as in training: the loss must carry a gradient back to the logits
-    got = _tensor(_call(fn, logits, ids.clone(), hint=_loss_hint), "the loss")
+    got = _call(fn, logits, ids.clone(), hint=_loss_hint)
+    if isinstance(got, float):
+        raise ExerciseError("That is a Python float (from .item() or float()): right as a number, but training calls "
+                            ".backward() on the loss, which needs the tensor. Return the tensor itself.")
+    got = _tensor(got, "the loss")
     if got.numel() != 1:
         raise ExerciseError(f"Return one number (the mean over every prediction), got shape {tuple(got.shape)}.")
     if not got.is_floating_point():

@@ -110,8 +110,8 @@ def _geglu_hint(err):
                 "two halves of w_in(x), split along its *last* dimension (the features).")
     if "must match the size of tensor" in str(err):
         return ("The two halves came out of different sizes: each is half of w_in(x)'s last dimension, where its 2f "
-                "features lie, so both are f wide. Take f from the tensor, not a number typed in (the notebook's 344 "
-                "fits its own layer only; the check's layer has f = 5), and check where each slice starts and ends.")
+                "features lie, so both are f wide (the notebook's layer has f = 344, the check's f = 5): read f from "
+                "w_in(x)'s last dimension, halved, and check where each slice starts and ends.")
     return None
 
 
