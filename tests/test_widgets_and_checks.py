@@ -2053,3 +2053,24 @@ def test_wordpiece_masking_view_counts_typed_special_tokens_apart():
     assert sum(counts.values()) == 4 and counts["not selected"] == 2
     html, _ = masking_view("to be", tok, 1.0, 0.8, 0.1, 0, True)
     assert "special token" not in html and "2 pieces selected (100%)" in html
+
+
+def test_parameters_the_library_refuses_are_named_as_parameters(small_tokenizer):
+    """00 (learner review, 2026-11-27): a sentence, a device or a thread count the notebook cannot use is a
+    ParameterError that names the parameters cell (printed as its message alone), in every cell that reads it."""
+    from mlm_lib.course.setup import ParameterError, about_parameter, setup_notebook
+    from mlm_lib.course.widgets import blanks_as_spaces
+
+    assert blanks_as_spaces("a_c", small_tokenizer) == "a c"
+    for text, reason in (("abc", "at least one _"), ("a[MASK]c_", "literal '\\[MASK\\]'")):
+        with pytest.raises(ParameterError, match=f"sentence, in the parameters cell: .*{reason}"):
+            with about_parameter("sentence"):
+                blanks_as_spaces(text, small_tokenizer)
+    with pytest.raises(ParameterError, match="threads must be a whole number .* parameters cell"):
+        setup_notebook(0, threads=0)
+    if not torch.cuda.is_available():
+        with pytest.raises(ParameterError, match="CUDA is not available .*parameters cell's `device`"):
+            setup_notebook(0, device="cuda")
+    with about_parameter("sentence"):  # what is not a ValueError passes through untouched
+        with pytest.raises(KeyError):
+            raise KeyError("x")

@@ -17,6 +17,7 @@ import platform
 import random
 import time
 import warnings
+from contextlib import contextmanager
 from pathlib import Path
 
 import matplotlib
@@ -63,6 +64,19 @@ def busy_cpus(interval: float = 0.5) -> float:
             return 0.0
 
 
+@contextmanager
+def about_parameter(name: str):
+    """Inside it, a ValueError (a value the library refuses, with its reason) becomes a ParameterError that names
+    the parameters cell's `name`: printed as its message alone, like the checks' hints, for a learner who only
+    edited that cell. Notebooks wrap in it the calls that read a parameter."""
+    try:
+        yield
+    except ParameterError:
+        raise
+    except ValueError as err:
+        raise ParameterError(f"{name}, in the parameters cell: {err}") from None
+
+
 def setup_notebook(seed: int = 0, *, threads: int | None = None, dpi: int = 80, device: str | None = None):
     """Seed Python's and torch's random numbers, set torch's threads (`threads`, or the usable CPUs), make
     figures small enough for a stored notebook, and print what this notebook runs on (versions, threads)
@@ -74,12 +88,16 @@ def setup_notebook(seed: int = 0, *, threads: int | None = None, dpi: int = 80, 
     import mlm_lib
     from mlm_lib.devices import describe, resolve_device
 
+    show_exercise_errors()  # first, so that a bad parameter below is printed as its message alone
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise ValueError(f"threads must be a whole number >= 1 (or None for the usable CPUs), got {threads!r}.")
-    where = None if device is None else resolve_device(device)  # a device this machine lacks: refused by name
+        raise ParameterError(f"threads must be a whole number >= 1 (or None for the usable CPUs), got {threads!r}: "
+                             "change it in the parameters cell.")
+    try:
+        where = None if device is None else resolve_device(device)  # a device this machine lacks: refused by name
+    except ValueError as err:
+        raise ParameterError(f"{err} (the parameters cell's `device`)") from None
     cpus = usable_cpus()
     torch.set_num_threads(threads or cpus)
-    show_exercise_errors()
     random.seed(seed)
     torch.manual_seed(seed)
     plt.rcParams["figure.dpi"] = dpi

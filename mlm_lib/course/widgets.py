@@ -210,19 +210,28 @@ def attention_widget(model, tokenizer, text: str):
 
 # ---- 00 overview --------------------------------------------------------------------------------------
 
-def fill_blanks_view(model, tokenizer, text: str, blank: str = "_", k: int = 3):
-    """Let the model fill every `blank` character of `text`. Returns (filled text, HTML with the filled-in
-    characters highlighted and their runners-up on hover, the list of `Prediction`s)."""
+def blanks_as_spaces(text: str, tokenizer, blank: str = "_") -> str:
+    """`text` with a space in place of each `blank`, ready for `predict_masked`, which puts [MASK] at those
+    positions whatever stands there (the space only keeps every other position where it was; every course model
+    reads a space). Refuses, by name, a text with no blank, a literal '[MASK]', or a character the tokenizer
+    never saw. Notebook 00 uses it, and the fill-in-the-blanks explorer."""
     if not isinstance(blank, str) or len(blank) != 1:
         raise ValueError(f"blank is the one character that marks a missing one (default '_'), got {blank!r}.")
     if "[MASK]" in text:  # predict_masked's advice (positions=[...]) is not this function's way: name ours
         raise ValueError(f"The text holds a literal '[MASK]': here a missing character is written {blank} (one "
                          f"{blank} a character), e.g. 'To be, or n{blank}t to be'.")
-    positions = [i for i, c in enumerate(text) if c == blank]
-    if not positions:
+    if blank not in text:
         raise ValueError(f"Put at least one {blank} where a character is missing, e.g. 'To be, or n{blank}t to be'.")
     _known(text.replace(blank, ""), tokenizer)
-    predictions = predict_masked(model, tokenizer, text.replace(blank, " "), positions, k=k)
+    return text.replace(blank, " ")
+
+
+def fill_blanks_view(model, tokenizer, text: str, blank: str = "_", k: int = 3):
+    """Let the model fill every `blank` character of `text`. Returns (filled text, HTML with the filled-in
+    characters highlighted and their runners-up on hover, the list of `Prediction`s)."""
+    spaced = blanks_as_spaces(text, tokenizer, blank)
+    positions = [i for i, c in enumerate(text) if c == blank]
+    predictions = predict_masked(model, tokenizer, spaced, positions, k=k)
     guesses = {p.position: p for p in predictions}
     filled = "".join(guesses[i].candidates[0][0] if i in guesses else c for i, c in enumerate(text))
     spans = []
