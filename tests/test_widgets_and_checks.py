@@ -192,6 +192,13 @@ def _labels_of_len_ids(ids, outcome):  # 02 Ex2, right for one window: len(ids) 
     return labels
 
 
+def _mean_pool_without_specials(hidden, mask):  # 11 Ex2: the first and the last real position of each row dropped
+    m = mask.clone().float()
+    m[:, 0] = 0
+    m[torch.arange(len(m)), mask.sum(1) - 1] = 0
+    return (hidden * m[..., None]).sum(1) / m[..., None].sum(1)
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1094,6 +1101,8 @@ WRONG_ANSWERS = [
     # 13 (learner review, 2026-11-27, fourth session): the right loss as a Python float
     (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-1].reshape(-1, lg.size(-1)),
                                                                     ids[:, 1:].reshape(-1)).item(), "calls .backward"),
+    # 11 (learner review, 2026-11-27, fourth session): [CLS] and [SEP] both left out of the mean
+    (checks.check_mean_pool, _mean_pool_without_specials, "\\[CLS\\] and \\[SEP\\] were left out"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

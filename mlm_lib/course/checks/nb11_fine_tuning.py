@@ -171,6 +171,15 @@ def check_mean_pool(fn) -> None:
             "vector.")
         return
     real = mask[..., None].float()
+    inner = real.clone()  # every real position but the first ([CLS]) and the last ([SEP]) of its row
+    inner[:, 0] = 0
+    inner[torch.arange(3), mask.sum(1) - 1] = 0
+    without_specials = (hidden * inner).sum(1) / inner.sum(1)
+    rows = torch.isfinite(got).all(-1) & (inner.sum((1, 2)) > 0)  # the rows that keep something to average
+    if rows.any() and torch.allclose(got[rows], without_specials[rows], atol=1e-5):
+        raise ExerciseError("[CLS] and [SEP] were left out: the mean runs over every real position, the two special "
+                            "tokens included, as the course's pooling does (a row whose only real position is [CLS] "
+                            "then has nothing left to average).")
     if torch.isnan(got).any() or torch.isinf(got).any():
         later = real[:, 1:]
         without_first = (hidden[:, 1:] * later).sum(1) / later.sum(1)  # position 0, [CLS], left out
