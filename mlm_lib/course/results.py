@@ -183,7 +183,7 @@ def electra_grid_table(grid: dict) -> str:
     `electra.COLLAPSED_SPREAD`, 0.01: collapsed), a state (collapsed; else learning if the final AUC passes 0.55, else
     barely learning), and the generator's accuracy on its blanks."""
 
-    lines = ["| learning rate | characters a step | steps | AUC along the run | accuracy | replaced found | spread | state | "
+    lines = ["| learning rate | characters a step | steps | AUC along the run | accuracy | flagged (logit > 0) | spread | state | "
              "generator |", "|---|---|---|---|---|---|---|---|---|"]
     for r in grid["runs"]:
         f, aucs = r["final"], " → ".join(f"{a:.2f}" for a in r["curve"]["val_auc"])

@@ -119,7 +119,7 @@ def check_rtd_loss(fn) -> None:
         said = _tensor(_call(fn, sure, truth, torch.ones_like(truth), hint=_rtd_hint), "the loss").float().reshape(-1)
         if said.numel() != 1 or not math.isclose(said[0].item(), want.item(), rel_tol=1e-4):
             raise ExerciseError(f"Right on the check's first batch, but with confident logits (40, -40, 90) your loss "
-                                f"is {said[0].item() if said.numel() else said} where it should be {want.item():.2f}: "
+                                f"is {f'{said[0].item():.2f}' if said.numel() else said} where it should be {want.item():.2f}: "
                                 "once the sigmoid rounds to exactly 0 or 1 in float32, log(sigmoid(x)) is log(0). "
                                 "Compute the loss from the logits themselves (the version of binary cross-entropy "
                                 "that takes logits, or F.logsigmoid), which stays finite.")
