@@ -199,6 +199,14 @@ def _mean_pool_without_specials(hidden, mask):  # 11 Ex2: the first and the last
     return (hidden * m[..., None]).sum(1) / m[..., None].sum(1)
 
 
+def _ns_gram_on_the_right(matrix, steps=5):  # 14 Ex1: G = X X^T, but written after X (square matrices only)
+    x = matrix.float() / matrix.float().norm().clamp_min(1e-7)
+    for _ in range(steps):
+        gram = x @ x.T
+        x = 3.4445 * x + x @ (-4.7750 * gram + 2.0315 * gram @ gram)
+    return x
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1103,6 +1111,8 @@ WRONG_ANSWERS = [
                                                                     ids[:, 1:].reshape(-1)).item(), "calls .backward"),
     # 11 (learner review, 2026-11-27, fourth session): [CLS] and [SEP] both left out of the mean
     (checks.check_mean_pool, _mean_pool_without_specials, "\\[CLS\\] and \\[SEP\\] were left out"),
+    # 14 (learner review, 2026-11-27, fourth session): X @ X.T multiplied on the right of X
+    (checks.check_newton_schulz, _ns_gram_on_the_right, "X @ X.T can only multiply X from the left"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -36,6 +36,9 @@ def _ns_slips(matrix, steps):
         slips.append(("Your Gram matrix stands on the wrong side of X: X.T @ X can only multiply X from the right, "
                       "X @ X.T from the left (section 3's formula).",
                       run(steps, lambda x: a * x + (b * (x.T @ x) + c * (x.T @ x) @ (x.T @ x)) @ x)))
+        slips.append(("Your Gram matrix stands on the wrong side of X: X @ X.T can only multiply X from the left, "
+                      "X.T @ X from the right (section 3's formula).",
+                      run(steps, lambda x: a * x + x @ (b * (x @ x.T) + c * (x @ x.T) @ (x @ x.T)))))
     if steps > 1:
         slips.append((f"One iteration's worth, whatever `steps` says ({steps}): each turn must start from the "
                       "previous turn's result, so assign it back to x.", run(1, step)))
