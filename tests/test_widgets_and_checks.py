@@ -285,6 +285,17 @@ def _params(c):  # 04 Ex1's right count, as a formula
             + d * d + 3 * d + c.vocab_size + (2 * d if c.pre_ln else 0))
 
 
+def _best_pair_pair_as_piece(splits, word_counts):  # 08 Ex1: the whole pair looked up among the pieces
+    from collections import Counter
+    pieces, pairs = Counter(), Counter()
+    for w, s in splits.items():
+        for p in s:
+            pieces[p] += word_counts[w]
+        for a, b in zip(s, s[1:]):
+            pairs[a, b] += word_counts[w]
+    return max(pairs, key=lambda p: pairs[p] / (pieces[p] * pieces[p[1]]))
+
+
 def _best_pair_pairs_once(splits, word_counts):  # 08 Ex1: pieces weighted, pairs counted once per word
     from collections import Counter
     pieces, pairs = Counter(), Counter()
@@ -442,7 +453,7 @@ RIGHT_AND_WRONG = [
     (checks.check_lr_at, lambda s, w, t, b: b * ((s + 1) / w if s < w else max(0.0, (t - s) / (t - w))),
      lambda s, w, t, b: b * (s / w if s < w else max(0.0, (t - s) / (t - w))), "zero learning rate"),
     (checks.check_top_k, lambda lg, toks, k: [(toks[i], v) for v, i in zip(*lg.softmax(-1).topk(k))],
-     lambda lg, toks, k: [(toks[i], v) for v, i in zip(*lg.topk(k))], "softmax"),
+     lambda lg, toks, k: [(toks[i], v) for v, i in zip(*lg.topk(k))], "not probabilities"),
     (checks.check_mask_positions, lambda ids, ps, m: ids.clone().index_fill_(0, torch.tensor(ps, dtype=torch.long), m),
      lambda ids, ps, m: ids.index_fill_(0, torch.tensor(ps, dtype=torch.long), m), "overwrote"),
     (checks.check_linear_length,
@@ -1113,6 +1124,13 @@ WRONG_ANSWERS = [
     (checks.check_mean_pool, _mean_pool_without_specials, "\\[CLS\\] and \\[SEP\\] were left out"),
     # 14 (learner review, 2026-11-27, fourth session): X @ X.T multiplied on the right of X
     (checks.check_newton_schulz, _ns_gram_on_the_right, "X @ X.T can only multiply X from the left"),
+    # 06 (learner review, 2026-11-27, fourth session): the right probabilities rounded; log-probabilities
+    (checks.check_top_k, lambda lg, tok, k: [(tok[i], round(float(p), 2)) for p, i in zip(*lg.softmax(-1).topk(k))],
+     "probabilities rounded"),
+    (checks.check_top_k, lambda lg, tok, k: [(tok[i], float(p)) for p, i in zip(*lg.log_softmax(-1).topk(k))],
+     "log-probabilities"),
+    # 08 (learner review, 2026-11-27, fourth session): a pair looked up among the pieces' counts
+    (checks.check_best_pair, _best_pair_pair_as_piece, "not one piece \\(the whole pair"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -62,12 +62,20 @@ def check_top_k(fn) -> None:
                                     "sum to 1 among k tokens. Take the softmax over the whole vocabulary, then "
                                     "the top k.")
             if all(math.isclose(a, b, rel_tol=1e-4) for a, b in zip(numbers, top_logits.tolist())):
-                raise ExerciseError("Those are logits, not probabilities: turn them into probabilities with "
-                                    "logits.softmax(-1) first.")
+                raise ExerciseError("Those are logits, not probabilities: the task asks for probabilities, "
+                                    "between 0 and 1, over the whole vocabulary.")
             if all(math.isclose(a, 100 * b, rel_tol=1e-4) for a, (_, b) in zip(numbers, expected)):
                 raise ExerciseError("Right tokens, and the numbers are percentages: return probabilities, "
                                     "between 0 and 1, as softmax gives them (a chart or a print can show them as %).")
-            raise ExerciseError("Right tokens, wrong numbers: the probabilities are logits.softmax(-1) at those tokens.")
+            want = [p for _, p in expected]
+            if all(abs(a - b) <= 0.005 + 1e-9 for a, b in zip(numbers, want)):
+                raise ExerciseError("Right tokens, and the probabilities rounded: return them as they are (a print or "
+                                    "a chart can round them for show).")
+            if all(math.isclose(a, math.log(b), rel_tol=1e-4) for a, b in zip(numbers, want)):
+                raise ExerciseError("Right tokens, but those are log-probabilities (log_softmax): return the "
+                                    "probabilities themselves, between 0 and 1.")
+            raise ExerciseError("Right tokens, wrong numbers: each should be its token's probability, from a softmax "
+                                "over the whole vocabulary.")
         raise ExerciseError(f"Expected {[(t, round(p, 3)) for t, p in expected]}, got {[(t, round(p, 3)) for t, p in got]}: "
                             "the k tokens with the highest probability, best first, each with its probability.")
     _ok("These are the bars of the explorer's chart.")
@@ -98,7 +106,7 @@ def check_mask_positions(fn) -> None:
             raise ExerciseError("Your function overwrote its input: the original characters are lost. Write into a "
                                 "copy of the ids, and leave ids itself as it was. (Unlike a list's, a tensor's "
                                 "slice ids[:], ids.detach() and copy.copy(ids) share its memory: writing into them "
-                                "writes into ids. ids.clone() is a copy.)")
+                                "writes into ids; a copy has memory of its own.)")
         if got.dtype != ids.dtype:
             raise ExerciseError(f"Return ids of the ids' own type ({ids.dtype}), not {got.dtype}: the model looks "
                                 "each id up in a table and the tokenizer decodes it, and both need whole numbers.")

@@ -37,8 +37,10 @@ def _pair_hint(err):
         return ("a word of the check's corpora is missing from the counts you read: use the function's own "
                 "arguments, splits and word_counts, not the notebook's variables.")
     if isinstance(err, ZeroDivisionError):
-        return ("a piece was counted 0 times: count the pieces from the splits argument, the pieces as they stand "
-                "now (after a merge, 'qu' is one piece), as you count the pairs.")
+        return ("a count you divided by is 0: the key you looked up was never counted. Two ways to get there: a "
+                "look-up with something that is not one piece (the whole pair, say; each of its two pieces has a "
+                "count of its own), or pieces counted from other splits than the splits argument, as they stand now "
+                "(after a merge, 'qu' is one piece).")
     if "empty" in str(err):  # max() of no pairs: "arg is an empty sequence" / "iterable argument is empty"
         return ("no pair was counted at all, though every word of the check's corpora but one-piece words has a "
                 "pair: does your loop reach each word's last pair (zip(split, split[1:]), or range(len(split) - 1))?")
