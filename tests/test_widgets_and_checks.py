@@ -1131,6 +1131,11 @@ WRONG_ANSWERS = [
      "log-probabilities"),
     # 08 (learner review, 2026-11-27, fourth session): a pair looked up among the pieces' counts
     (checks.check_best_pair, _best_pair_pair_as_piece, "not one piece \\(the whole pair"),
+    # 04 (learner review, 2026-11-27, fourth session): the segments looked up the other way round; a function with
+    # other arguments than the task's (a shared hint: the call itself fails)
+    (checks.check_embed, lambda e, ids, tt: e.norm(e.word(ids) + e.position(torch.arange(ids.size(1))) + e.token_type(1 - tt)),
+     "other way round"),
+    (checks.check_embed, lambda e, ids: e(ids), "yours takes \\(e, ids\\)"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

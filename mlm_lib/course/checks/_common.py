@@ -132,6 +132,16 @@ def _general_hint(err: Exception, fn=None) -> str | None:
         return (f"nothing called {err.name} exists where your function runs. If it is a helper of your own, write it "
                 "(or compute it inline); if it is a library function, call it by its full name as the notebook does "
                 "(e.g. torch.cat, F.gelu).")
+    takes = re.match(r"[\w<>.]+\(\) (?:takes|missing) .*(?:positional argument|were given)", text)
+    if isinstance(err, TypeError) and takes and fn is not None and err.__traceback__ is not None \
+            and err.__traceback__.tb_next is None:  # raised by the call itself, not inside the function
+        import inspect
+        try:
+            yours = ", ".join(inspect.signature(fn).parameters)
+        except (TypeError, ValueError):
+            yours = "?"
+        return (f"the check calls your function with the task's arguments, and yours takes ({yours}): define it "
+                "with the arguments the task names, in its order.")
     module = re.search(r"operand type\(s\) for .*'(\w+)' and|'(\w+)' object is not subscriptable", text)
     name = module and (module[1] or module[2])
     if isinstance(err, TypeError) and name and isinstance(getattr(nn, name, None), type) and issubclass(

@@ -236,6 +236,9 @@ def _embed_case(fn, emb, ids, types) -> None:
          f"Normalised with layer_norm's default eps, 1e-5: the module's norm has its own, embeddings.norm.eps "
          f"({emb.norm.eps:g}, BERT's), which matters where the vectors are small. Use embeddings.norm itself, or "
          "pass its eps."),
+        (emb.norm(emb.word(ids) + emb.position(positions) + emb.token_type(1 - types)),
+         "The segments are the other way round: token_type_ids gives each position's own segment (0 for A, 1 for "
+         "B); look it up as it is."),
         (emb.norm(emb.word(ids) + emb.position(torch.arange(ids.size(0)))[:, None] + emb.token_type(types)),
          "Each window got one position vector for all its tokens, the window's place in the batch: a token's "
          "position is its place in its window, 0 to length-1 along the second axis of ids."),
