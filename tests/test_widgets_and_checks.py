@@ -774,7 +774,7 @@ WRONG_ANSWERS = [
     (checks.check_attention_weights, lambda q, k, keep: (q @ k.T / 4).masked_fill(~keep[:, None, :], float("-inf"))
      .softmax(-1), "reverses \\*all\\* the dimensions"),
     (checks.check_causal_mask, lambda n: torch.ones(n, n, dtype=torch.bool).triu(1), "Inverted"),
-    (checks.check_causal_mask, lambda n: (torch.arange(n)[None, :] <= torch.arange(n)[:, None] + 1), "j <= i"),
+    (checks.check_causal_mask, lambda n: (torch.arange(n)[None, :] <= torch.arange(n)[:, None] + 1), "row 0 \\(what query 0 may look at"),
     (checks.check_lr_at, lambda s, w, t, b: b * ((s + 1) // w if s < w else max(0.0, (t - s) / (t - w))),
      "integer division"),
     (checks.check_top_k, lambda lg, toks, k: [(toks[i], lg.softmax(-1)) for i in lg.topk(k).indices.tolist()],

@@ -116,10 +116,13 @@ def check_causal_mask(fn) -> None:
                 raise ExerciseError("The diagonal is missing: a position may also look at itself (j <= i, not "
                                     "j < i).")
             if torch.equal(got, expected.T):
-                raise ExerciseError("Transposed: row i is the query, column j the key; a query sees keys j <= i "
-                                    "(lower triangle).")
-        raise ExerciseError(f"For length {n} (1 = may attend; row = query i, column = key j) expected\n"
-                            f"{expected.int()}\ngot\n{got.int()}\nQuery i may look at key j when j <= i.")
+                raise ExerciseError("Transposed: row i is the query, column j the key, and yours lets query i see "
+                                    "the keys after it, not those before.")
+        if got.shape == expected.shape:
+            row = next(i for i in range(n) if not torch.equal(got[i], expected[i]))
+            raise ExerciseError(f"For length {n}, row {row} (what query {row} may look at; 1 = may attend) is "
+                                f"{got[row].int().tolist()}: which keys j may query {row} see, by the task's rule?")
+        raise ExerciseError(f"For length {n} expected a ({n}, {n}) mask, got shape {tuple(got.shape)}.")
     _ok("That is GPT's mask. BERT uses none: every position sees the whole window, in both directions.")
 
 
