@@ -2116,3 +2116,26 @@ def test_parameters_the_library_refuses_are_named_as_parameters(small_tokenizer)
     with about_parameter("sentence"):  # what is not a ValueError passes through untouched
         with pytest.raises(KeyError):
             raise KeyError("x")
+
+
+def test_a_single_run_beside_means_of_seeds_is_named_and_drawn_apart():
+    """07's explorer (learner review, 2026-11-27): a variant measured once, shown beside schedules averaged over
+    three seeds, must not look like a mean: its line is dashed and its legend says "(one run)"."""
+    import matplotlib.pyplot as plt
+
+    from mlm_lib.course.viz import plot_curves
+
+    def run(label, seed, losses):
+        return {"label": label, "seed": seed, "history": {"eval_tokens": [1, 2, 3], "eval_seconds": [1, 2, 3],
+                                                          "val_loss": losses}}
+    runs = [run("linear 16→128", s, [3.0, 2.8, 2.6 + s / 10]) for s in range(3)] + [run("linear 8→128", 0, [3, 2.5, 2.2])]
+    fig, ax = plt.subplots()
+    plot_curves(runs, ax=ax)
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    assert lines["linear 8→128 (one run)"].get_linestyle() == "--"
+    assert lines["linear 16→128 (mean of 3 seeds)"].get_marker() == "o"
+    fig2, ax2 = plt.subplots()
+    plot_curves(runs[-1:], ax=ax2)  # every run alone: nothing to tell apart, drawn as before
+    assert [line.get_label() for line in ax2.get_lines()] == ["linear 8→128"]
+    plt.close(fig)
+    plt.close(fig2)

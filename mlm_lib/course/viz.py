@@ -276,13 +276,14 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, b
                 colours_from: list[str] | None = None):
     """Held-out loss of several training runs against tokens seen or wall time. Runs with the same label
     (several seeds) share a colour: their mean loss as a line with dots, each seed as a thin line (tokens
-    only); a fixed-length run is drawn as a wide light band beneath the others, the baseline they are read against. Against wall time the x of a point is the *median* over seeds: one run slowed by other work on
+    only); a single run shown beside such means is dashed and named "(one run)", so that it does not read as a mean; a fixed-length run is drawn as a wide light band beneath the others, the baseline they are read against. Against wall time the x of a point is the *median* over seeds: one run slowed by other work on
     the machine would otherwise stretch the whole curve. `baselines` (name -> loss) are dashed lines.
     `colours_from`: every label the reader may pick from, so that a schedule keeps its colour whatever else is shown."""
     if ax is None:
         fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=DPI)
     key = "eval_tokens" if x == "tokens" else "eval_seconds"
     labels = list(dict.fromkeys(r["label"] for r in runs))
+    mixed = any(sum(r["label"] == label for r in runs) > 1 for label in labels)  # some labels are means of seeds
     several = False
     for label in labels:
         colour = schedule_colour(label, colours_from or labels)
@@ -294,10 +295,12 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, b
         n = min(len(h["val_loss"]) for h in group)
         median_x = [sorted(h[key][j] for h in group)[(len(group) - 1) // 2] for j in range(n)]
         mean_y = [sum(h["val_loss"][j] for h in group) / len(group) for j in range(n)]
-        seeds = ("" if len(group) == 1 else f" (mean of {len(group)} seeds)" if x == "tokens" else
-                 f" (mean loss of {len(group)} seeds, at their median time)")
-        ax.plot(median_x, mean_y, "o-", ms=3, color=colour, label=label + seeds,
-                **(BASELINE_BAND if label.startswith("fixed") else {}))
+        alone = len(group) == 1 and mixed  # one run beside means of seeds: drawn and named so as not to read alike
+        seeds = (" (one run)" if alone else "" if len(group) == 1 else f" (mean of {len(group)} seeds)"
+                 if x == "tokens" else f" (mean loss of {len(group)} seeds, at their median time)")
+        style = {"ls": "--", "lw": 1.4} if alone else {"marker": "o", "ms": 3}
+        ax.plot(median_x, mean_y, color=colour, label=label + seeds,
+                **{**style, **(BASELINE_BAND if label.startswith("fixed") else {})})
     for (name, value), style in zip((baselines or {}).items(), ("--", ":", "-.")):
         ax.axhline(value, ls=style, color="grey", lw=1, label=f"{name}: {value:.2f}")
     if several:
