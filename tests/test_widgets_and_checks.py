@@ -1136,6 +1136,8 @@ WRONG_ANSWERS = [
     (checks.check_embed, lambda e, ids, tt: e.norm(e.word(ids) + e.position(torch.arange(ids.size(1))) + e.token_type(1 - tt)),
      "other way round"),
     (checks.check_embed, lambda e, ids: e(ids), "yours takes \\(e, ids\\)"),
+    # 09 (second learner review, 2026-11-27): a draw equal to select_prob selected (<= for <)
+    (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[w.clamp(min=0)] <= p), "exactly select_prob"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

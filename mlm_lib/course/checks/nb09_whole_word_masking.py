@@ -31,6 +31,7 @@ def check_select_whole_words(fn) -> None:
         # first the first and last words left alone (a selection that adds the specials shows), then both
         # selected: indexing with -1 would select the specials with the last, and word 0 is a word like any other
         draw[0], draw[-1] = ends
+        draw[1] = 0.3  # a draw exactly at select_prob: not below it, so not selected
         expected = (word_ids >= 0) & (draw[word_ids.clamp(min=0)] < 0.3)
         given = word_ids.clone()
         got = _tensor(_call(fn, given, draw.clone(), 0.3, hint=_select_hint), "the selection")
@@ -45,6 +46,9 @@ def check_select_whole_words(fn) -> None:
                                 "it to pick positions, and a tensor of 0/1 numbers would pick rows 0 and 1 instead.")
         if torch.equal(got, expected):
             continue
+        if torch.equal(got, (word_ids >= 0) & (draw[word_ids.clamp(min=0)] <= 0.3)):
+            raise ExerciseError("Word 1's draw is exactly select_prob (0.3), and yours selects it: a word is selected "
+                                "when its draw is *below* select_prob (<), which happens with probability select_prob.")
         if torch.equal(got, (word_ids >= 0) & (draw[word_ids.clamp(min=0)] > 0.3)):
             raise ExerciseError("The comparison is the wrong way round: a word is selected when its draw is *below* "
                                 "select_prob, which happens with probability select_prob.")
