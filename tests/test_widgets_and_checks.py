@@ -207,6 +207,14 @@ def _ns_gram_on_the_right(matrix, steps=5):  # 14 Ex1: G = X X^T, but written af
     return x
 
 
+def _truncate_backwards(a, b, max_tokens, fronts):  # 10 Ex2: fronts[excess - 1] first, fronts[0] last
+    a, b = list(a), list(b)
+    while len(a) + len(b) > max_tokens:
+        longer = a if len(a) > len(b) else b
+        del longer[0 if fronts[len(a) + len(b) - max_tokens - 1] else -1]
+    return a, b
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1138,6 +1146,8 @@ WRONG_ANSWERS = [
     (checks.check_embed, lambda e, ids: e(ids), "yours takes \\(e, ids\\)"),
     # 09 (second learner review, 2026-11-27): a draw equal to select_prob selected (<= for <)
     (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[w.clamp(min=0)] <= p), "exactly select_prob"),
+    # 10 (second learner review, 2026-11-27): fronts read backwards by an index from the tokens still too many
+    (checks.check_truncate, _truncate_backwards, "fronts backwards"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

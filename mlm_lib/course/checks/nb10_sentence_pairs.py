@@ -97,6 +97,10 @@ def _truncate(a, b, max_tokens, fronts, slip=None):
             return None
         if slip == "from the end":  # list.pop() reads the last value first
             k = len(fronts) - 1 - i
+        if slip == "backwards":  # the values a trim needs, read last first: fronts[excess - 1], ..., fronts[0]
+            k = len(a) + len(b) - max_tokens - 1
+            if k >= len(fronts):
+                return None
         front = fronts[k] if slip != "True means back" else not fronts[k]
         del longer[0 if front else -1]
         if slip == "a count per side" and longer is b:
@@ -109,6 +113,8 @@ def _truncate(a, b, max_tokens, fronts, slip=None):
 _TRUNCATE_HINTS = {  # in the order tried: an answer that fits two slips gets the first one's hint
     "from the end": "You read fronts from its end (list.pop() takes the last value): each trim takes the *next* "
                     "value, from the first on.",
+    "backwards": "You read the values of fronts backwards, the last one the trims need first (an index counted "
+                 "from how many tokens are still too many): each trim takes the *next* value, fronts[0] first.",
     "tie cuts A": "When A and B are equally long, trim B (Google's script trims A only when A is strictly longer).",
     "first value only": "You read the first value of fronts for every trim; each trim takes the *next* value, one "
                         "value per token removed.",
@@ -144,7 +150,9 @@ def check_truncate(fn) -> None:
              ([], [1, 2, 3, 4], 2, [True, False]),
              ([1, 2, 3, 4, 5], [6, 7], 5, [True, False]),
              # more values than trims: reading them from the end gives the other ends
-             ([1, 2, 3, 4, 5, 6], [7], 4, [True, True, True, False, False, False])]
+             ([1, 2, 3, 4, 5, 6], [7], 4, [True, True, True, False, False, False]),
+             # both sides trimmed, through a tie: the values read backwards give other ends than a tie cut wrongly
+             ([1, 2, 3, 4], [5, 6, 7], 3, [True, False, True, False])]
     answers = []
     for a, b, max_tokens, fronts in cases:
         given_a, given_b, given_fronts = list(a), list(b), list(fronts)
