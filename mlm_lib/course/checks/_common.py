@@ -179,8 +179,8 @@ IN_PLACE_ON_LOGITS = ("your function writes into the logits it was given, in pla
 
 
 def _none_message(what: str) -> str:
-    return (f"Your function returned None, so nothing came back: printing shows a value, only `return` hands "
-            f"{what} back to the caller.")
+    return (f"Your function returned None, so nothing came back: only `return` hands {what} back to the caller "
+            f"(a function with no `return`, or one that prints its answer, returns None).")
 
 
 def _tensor(x, what: str) -> torch.Tensor:

@@ -134,9 +134,9 @@ def check_fill_in(fn) -> None:
                                 "one string: ''.join(chars).")
         if len(positions) > 1 and got == text[:positions[0]] + guesses[0] + text[positions[0] + 1:]:
             if _probe(fn, "abcd", [0, 1, 2], ["x", "y", "z"]) == "xycd":  # three positions tell the two slips apart
-                raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}, and with three "
-                                    "positions every guess but the last is written: does the loop stop one short "
-                                    "(range(len(positions) - 1))? It must visit every position.")
+                raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}, and "
+                                    "fill_in('abcd', [0, 1, 2], ['x', 'y', 'z']) gave 'xycd': every guess but the "
+                                    "last is written. Does the loop stop one short? It must visit every position.")
             raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}: only the first guess was "
                                 "written. Is the `return` inside the loop, or is there no loop over the positions? "
                                 "Every position needs its guess, and the return comes after the loop ends.")
@@ -180,4 +180,5 @@ def check_fill_in(fn) -> None:
                                 "write guesses[i] at positions[i], whatever character is there and in whatever "
                                 "order the positions come (do not look for '_').")
         raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) should give {expected!r}, got {got!r}.")
-    _ok("Strings are immutable: a list of characters, then ''.join, is the usual way.")
+    _ok("Strings are immutable, so the answer is a new string, built from the old one (by slices, or a list of "
+        "characters joined with ''.join).")
