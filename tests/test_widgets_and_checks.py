@@ -1148,6 +1148,8 @@ WRONG_ANSWERS = [
     (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[w.clamp(min=0)] <= p), "exactly select_prob"),
     # 10 (second learner review, 2026-11-27): fronts read backwards by an index from the tokens still too many
     (checks.check_truncate, _truncate_backwards, "fronts backwards"),
+    # 15 (second learner review, 2026-11-27): the argmax's dimension kept
+    (checks.check_gumbel_max, lambda lg, u: (lg - torch.log(-torch.log(u))).argmax(-1, keepdim=True), "keepdim=True keeps it"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

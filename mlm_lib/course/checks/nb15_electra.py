@@ -27,6 +27,9 @@ def check_gumbel_max(fn) -> None:
         raise ExerciseError("`.max(-1)` returns a pair, (values, indices): the sample is the position of the largest, "
                             "its `.indices` (or use argmax(-1)).")
     got = _tensor(answer, "the samples")
+    if got.shape == (*expected.shape, 1):
+        raise ExerciseError(f"One id per row: expected shape {tuple(expected.shape)}, got {tuple(got.shape)}: the "
+                            "argmax kept the vocabulary's dimension, with size 1 (keepdim=True keeps it): drop it.")
     if got.shape != expected.shape:
         raise ExerciseError(f"One id per row: expected shape {tuple(expected.shape)}, got {tuple(got.shape)} "
                             "(take the argmax over the last dimension, the vocabulary).")
