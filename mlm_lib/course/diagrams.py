@@ -508,7 +508,7 @@ def training_step(config, inputs, labels, loss: float, model_config=None):
 
 def blanks_and_guesses(text: str, predictions, shown: int = 8):
     """The first `shown` blanks of `predict_masked`'s answer on `text`: each blank (red) in its context as the model saw
-    it (the other blanks █ too), and under it the model's candidates with their probabilities (green: the right one)."""
+    it (the other blanks shaded ▒), and under it the model's candidates with their probabilities (green: the right one)."""
     chosen = sorted(predictions, key=lambda p: p.position)[:shown]
     blanked = {p.position for p in predictions}  # every blank, as the model saw it: [MASK], drawn █
     seen = "".join("█" if i in blanked else c for i, c in enumerate(text))
@@ -518,9 +518,9 @@ def blanks_and_guesses(text: str, predictions, shown: int = 8):
     fig, ax = _canvas(max(7.0, 1.35 * cols + 0.3), height)
     for i, p in enumerate(chosen):
         x = 0.2 + i * 1.35
-        left = seen[max(0, p.position - 4):p.position].replace("\n", "⏎")
-        right = seen[p.position + 1:p.position + 5].replace("\n", "⏎")
-        # the blank this column predicts in red (as the explorer frames it), its neighbours' blanks in black
+        # the blank this column predicts in red (as the explorer frames it), its neighbours' blanks shaded grey (▒)
+        left = seen[max(0, p.position - 4):p.position].replace("\n", "⏎").replace("█", "▒")
+        right = seen[p.position + 1:p.position + 5].replace("\n", "⏎").replace("█", "▒")
         half = 0.3 * 9.5  # half a monospace character, in points
         ax.text(x + 0.6, height - 0.65, "█", ha="center", fontsize=9.5, family="monospace", color="#d62728")
         for part, side, ha in ((left, -half, "right"), (right, half, "left")):
