@@ -215,6 +215,15 @@ def _truncate_backwards(a, b, max_tokens, fronts):  # 10 Ex2: fronts[excess - 1]
     return a, b
 
 
+def _count_by_parts(c, final_norm_always=False, layers_short=0):  # 04 Ex1, the count with one slip or none
+    d, V, f = c.d_model, c.vocab_size, c.d_ff
+    linear = lambda i, o: i * o + o  # noqa: E731
+    embeddings = d * (V + c.max_len + c.type_vocab_size) + 2 * d
+    layer = 4 * linear(d, d) + linear(d, f) + linear(f, d) + 4 * d
+    head = linear(d, d) + 2 * d + V
+    return embeddings + (c.n_layers - layers_short) * layer + head + (2 * d if c.pre_ln or final_norm_always else 0)
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1150,6 +1159,9 @@ WRONG_ANSWERS = [
     (checks.check_truncate, _truncate_backwards, "fronts backwards"),
     # 15 (second learner review, 2026-11-27): the argmax's dimension kept
     (checks.check_gumbel_max, lambda lg, u: (lg - torch.log(-torch.log(u))).argmax(-1, keepdim=True), "keepdim=True keeps it"),
+    # 04 (second learner review, 2026-11-27): the final norm counted for post-LN too; one layer too few
+    (checks.check_count_parameters, lambda c: _count_by_parts(c, final_norm_always=True), "pre_ln=False has no final"),
+    (checks.check_count_parameters, lambda c: _count_by_parts(c, layers_short=1), "one encoder layer too few"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

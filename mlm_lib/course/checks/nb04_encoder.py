@@ -61,6 +61,13 @@ def _count_slips(config) -> dict[str, tuple[int, str]]:
         "layer too many": (right + (right - BertForMLM(dataclasses.replace(config, n_layers=layers - 1)).num_parameters()
                                     if layers > 1 else 0),
                            "one encoder layer too many: the model has n_layers of them"),
+        "layer too few": (right - (right - BertForMLM(dataclasses.replace(config, n_layers=layers - 1)).num_parameters()
+                                   if layers > 1 else 0),
+                          "one encoder layer too few: the model has n_layers of them (range(n_layers), not "
+                          "n_layers - 1)"),
+        # the final norm counted on every configuration: right for pre-LN, 2 x d_model too many for post-LN
+        "final norm always": (right + (0 if config.pre_ln else 2 * d),
+                              "pre_ln=False has no final LayerNorm: only pre_ln=True adds one after the last layer"),
         "head dense bias": (right - d, "one vector of d_model is missing: the MLM head's dense layer has a bias of "
                                        "d_model (or is the position table one row short? it has config.max_len rows)"),
         "ffn out bias": (right - d * layers, "the feed-forward output layer (d_ff to d_model) has a bias of d_model"),
