@@ -291,8 +291,11 @@ def attention_flow(attention, x, attention_mask=None):
     ax.text(s1[0] + bw / 2, s1[1] - 0.18, f"3 × {_count(per)} parameters", ha="center", fontsize=8)
     s2 = step(2, 0, f"split: {h} heads of {dh}", _shape((b, h, length, dh)))
     s3 = step(3, 0, f"Q·Kᵀ / √{dh}", _shape((b, h, length, length)))
-    mask = "(no padding mask)" if attention_mask is None else _shape((b, 1, 1, length))
+    mask = "(no padding mask)" if attention_mask is None else "bias " + _shape((b, 1, 1, length))
     s4 = step(4, 0, "+ padding bias", mask, QUIET if attention_mask is None else LOSS)
+    if attention_mask is not None:  # the box shows the bias's own shape: the scores keep theirs
+        ax.text(s4[0] + bw / 2, s4[1] - 0.18, f"scores stay {_shape((b, h, length, length))}", ha="center",
+                fontsize=8)
     s5 = step(4, 1, "softmax over keys", _shape((b, h, length, length)))
     s6 = step(3, 1, "weights · V", _shape((b, h, length, dh)))
     s7 = step(2, 1, "merge heads", _shape((b, length, d)))
