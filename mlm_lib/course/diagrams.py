@@ -294,8 +294,8 @@ def attention_flow(attention, x, attention_mask=None):
     mask = "(no padding mask)" if attention_mask is None else "bias " + _shape((b, 1, 1, length))
     s4 = step(4, 0, "+ padding bias", mask, QUIET if attention_mask is None else LOSS)
     if attention_mask is not None:  # the box shows the bias's own shape: the scores keep theirs
-        ax.text(s4[0] + bw / 2, s4[1] - 0.18, f"scores stay {_shape((b, h, length, length))}", ha="center",
-                fontsize=8)
+        ax.text(s4[0] + bw / 2 - 0.08, s4[1] - 0.18, f"scores stay {_shape((b, h, length, length))}", ha="right",
+                fontsize=8)  # left of the arrow down to the softmax
     s5 = step(4, 1, "softmax over keys", _shape((b, h, length, length)))
     s6 = step(3, 1, "weights · V", _shape((b, h, length, dh)))
     s7 = step(2, 1, "merge heads", _shape((b, length, d)))
