@@ -273,7 +273,7 @@ def schedule_colour(label: str, others: list[str]) -> str:
 
 
 def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, baselines: dict | None = None,
-                colours_from: list[str] | None = None):
+                colours_from: list[str] | None = None, mixed: bool | None = None):
     """Held-out loss of several training runs against tokens seen or wall time. Runs with the same label
     (several seeds) share a colour: their mean loss as a line with dots, each seed as a thin line (tokens
     only); a single run shown beside such means is dashed and named "(one run)", so that it does not read as a mean; a fixed-length run is drawn as a wide light band beneath the others, the baseline they are read against. Against wall time the x of a point is the *median* over seeds: one run slowed by other work on
@@ -283,7 +283,8 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, b
         fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=DPI)
     key = "eval_tokens" if x == "tokens" else "eval_seconds"
     labels = list(dict.fromkeys(r["label"] for r in runs))
-    mixed = any(sum(r["label"] == label for r in runs) > 1 for label in labels)  # some labels are means of seeds
+    if mixed is None:  # some labels are means of seeds (a caller that shows a selection can say so for all of it)
+        mixed = any(sum(r["label"] == label for r in runs) > 1 for label in labels)
     several = False
     for label in labels:
         colour = schedule_colour(label, colours_from or labels)
@@ -298,7 +299,7 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, b
         alone = len(group) == 1 and mixed  # one run beside means of seeds: drawn and named so as not to read alike
         seeds = (" (one run)" if alone else "" if len(group) == 1 else f" (mean of {len(group)} seeds)"
                  if x == "tokens" else f" (mean loss of {len(group)} seeds, at their median time)")
-        style = {"ls": "--", "lw": 1.4} if alone else {"marker": "o", "ms": 3}
+        style = {"ls": "--", "lw": 1.8, "zorder": 3} if alone else {"marker": "o", "ms": 3}
         ax.plot(median_x, mean_y, color=colour, label=label + seeds,
                 **{**style, **(BASELINE_BAND if label.startswith("fixed") else {})})
     for (name, value), style in zip((baselines or {}).items(), ("--", ":", "-.")):

@@ -491,7 +491,7 @@ def curriculum_view(runs: list[dict], labels, x: str = "tokens", baselines: dict
     ax_len.set_title("the schedules", fontsize=10)
     ax_len.grid(alpha=0.3)
     plot_curves(picked, x=x, ax=ax_loss, title="held-out loss at the final length", baselines=baselines,
-                colours_from=every)
+                colours_from=every, mixed=any(sum(r["label"] == label for r in runs) > 1 for label in every))
     fig.tight_layout()
     return fig, finals
 
