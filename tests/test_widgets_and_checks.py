@@ -445,7 +445,7 @@ RIGHT_AND_WRONG = [
     (checks.check_make_windows, lambda ids, L: ids[: len(ids) // L * L].view(-1, L),
      lambda ids, L: torch.stack([ids[i:i + L] for i in range(0, len(ids) - L + 1)]), "overlap"),
     (checks.check_expected_counts, lambda n, s, m, r: (n * s * m, n * s * r, n * s * (1 - m - r)),
-     lambda n, s, m, r: (n * m, n * r, n * (1 - m - r)), "select_prob"),
+     lambda n, s, m, r: (n * m, n * r, n * (1 - m - r)), "how many of the n_tokens are selected"),
     (checks.check_make_labels, lambda ids, out: torch.where(out != 0, ids, torch.full_like(ids, -100)),
      lambda ids, out: torch.where(out != 0, ids, torch.zeros_like(ids)), "not 0"),
     (checks.check_attention_weights, attention_answer,

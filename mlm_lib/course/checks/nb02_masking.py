@@ -52,7 +52,8 @@ def check_expected_counts(fn) -> None:
             raise ExerciseError(f"For {args} you gave {shown}: BERT's 80/10/10 shares, typed in. The function is "
                                 "given its shares: use mask_prob and random_prob (the rest is unchanged).")
         if len(got) == 3 and math.isclose(got[0], n * m, rel_tol=1e-6):
-            raise ExerciseError("Only selected positions are replaced: multiply by select_prob too.")
+            raise ExerciseError("Only selected positions are replaced: how many of the n_tokens are selected, on "
+                                "average, before the three shares split them?")
         if len(got) == 3 and all(abs(a - b) < 1 and a == int(a) for a, b in zip(got, expected)):
             raise ExerciseError(f"For {args} you gave whole numbers {tuple(int(a) for a in got)}; the expected "
                                 f"counts are {tuple(round(x, 3) for x in expected)}. An expectation is an average over many "
