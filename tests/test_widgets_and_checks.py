@@ -224,6 +224,18 @@ def _count_by_parts(c, final_norm_always=False, layers_short=0):  # 04 Ex1, the 
     return embeddings + (c.n_layers - layers_short) * layer + head + (2 * d if c.pre_ln or final_norm_always else 0)
 
 
+def _best_pair_counts_by_split(splits, word_counts):  # 08 Ex1: the count read with the split as its key
+    from collections import Counter
+    pieces, pairs = Counter(), Counter()
+    for s in splits.values():
+        n = word_counts[tuple(s)]
+        for p in s:
+            pieces[p] += n
+        for a, b in zip(s, s[1:]):
+            pairs[a, b] += n
+    return max(pairs, key=lambda p: pairs[p] / (pieces[p[0]] * pieces[p[1]]))
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1162,6 +1174,8 @@ WRONG_ANSWERS = [
     # 04 (second learner review, 2026-11-27): the final norm counted for post-LN too; one layer too few
     (checks.check_count_parameters, lambda c: _count_by_parts(c, final_norm_always=True), "pre_ln=False has no final"),
     (checks.check_count_parameters, lambda c: _count_by_parts(c, layers_short=1), "one encoder layer too few"),
+    # 08 (second learner review, 2026-11-27): word_counts looked up with the split instead of the word
+    (checks.check_best_pair, _best_pair_counts_by_split, "a word's split: word_counts is keyed by the words"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),
