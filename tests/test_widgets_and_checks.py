@@ -1176,6 +1176,9 @@ WRONG_ANSWERS = [
     (checks.check_count_parameters, lambda c: _count_by_parts(c, layers_short=1), "one encoder layer too few"),
     # 08 (second learner review, 2026-11-27): word_counts looked up with the split instead of the word
     (checks.check_best_pair, _best_pair_counts_by_split, "a word's split: word_counts is keyed by the words"),
+    # 16 (third learner review, 2026-11-27): GELU on both halves; w_out before the gate
+    (checks.check_geglu, lambda x, wi, wo: (lambda h, g: wo(F_.gelu(h) * F_.gelu(g)))(*wi(x).chunk(2, -1)), "on both halves"),
+    (checks.check_geglu, lambda x, wi, wo: (lambda h, g: wo(F_.gelu(h)) * g)(*wi(x).chunk(2, -1)), "where\\s+w_out comes"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -109,9 +109,10 @@ def _geglu_hint(err):
         return ("w_out reads f numbers, half of w_in's 2f outputs: what reaches w_out must be the product of the "
                 "two halves of w_in(x), split along its *last* dimension (the features).")
     if "must match the size of tensor" in str(err):
-        return ("The two halves came out of different sizes: each is half of w_in(x)'s last dimension, where its 2f "
-                "features lie, so both are f wide (the notebook's layer has f = 344, the check's f = 5): read f from "
-                "w_in(x)'s last dimension, halved, and check where each slice starts and ends.")
+        return ("two tensors of different sizes met in a product. The two halves of w_in(x) must each be f wide "
+                "(half its last dimension: the notebook's layer has f = 344, the check's f = 5), and they multiply "
+                "before w_out, which takes f numbers back to d: check where each slice starts and ends, and where "
+                "w_out comes.")
     return None
 
 
@@ -154,8 +155,9 @@ def check_geglu(fn) -> None:
              (w_out(h * gate), "GELU is missing: the first half goes through GELU before the gate multiplies it."),
              (w_out(F.gelu(h) + gate), "The halves were added: the gate *multiplies* the first half's GELU, number "
                                        "by number."),
-             (w_out(torch.mul(*F.gelu(w_in(x)).chunk(2, dim=-1))), "GELU went on all of w_in(x), before the split: "
-              "only the first half goes through it; the gate, the second half, multiplies as it is.")]
+             (w_out(torch.mul(*F.gelu(w_in(x)).chunk(2, dim=-1))), "GELU went on the gate too (on both halves, or "
+              "on all of w_in(x) before the split): only the first half goes through it; the gate, the second half, "
+              "multiplies as it is.")]
     for wrong, message in slips:
         if torch.allclose(got, wrong, atol=1e-5):
             raise ExerciseError(message)
