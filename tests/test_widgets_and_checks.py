@@ -1179,6 +1179,16 @@ WRONG_ANSWERS = [
     # 16 (third learner review, 2026-11-27): GELU on both halves; w_out before the gate
     (checks.check_geglu, lambda x, wi, wo: (lambda h, g: wo(F_.gelu(h) * F_.gelu(g)))(*wi(x).chunk(2, -1)), "on both halves"),
     (checks.check_geglu, lambda x, wi, wo: (lambda h, g: wo(F_.gelu(h)) * g)(*wi(x).chunk(2, -1)), "where\\s+w_out comes"),
+    # 06 (learner review, 2026-11-27, afternoon): the notebook's own vocabulary, softmax along a dimension of size 1,
+    # blanks one place off
+    (checks.check_top_k, lambda lg, toks, k: [(list("0123456789")[i], float(p)) for p, i in zip(*lg.softmax(-1).topk(k))],
+     r"not in the `tokens` the check passed"),
+    (checks.check_top_k, lambda lg, toks, k: [(toks[i], float(lg[None].softmax(0)[0, i])) for i in lg.topk(k).indices],
+     r"add up to .*more than 1"),
+    (checks.check_mask_positions, lambda ids, ps, m: ids.clone().index_fill_(0, torch.tensor([p - 1 for p in ps], dtype=torch.long), m),
+     r"one place early"),
+    (checks.check_mask_positions, lambda ids, ps, m: ids.clone().index_fill_(0, torch.tensor([p + 1 for p in ps], dtype=torch.long), m),
+     r"one place late"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

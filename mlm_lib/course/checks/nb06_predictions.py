@@ -55,6 +55,10 @@ def check_top_k(fn) -> None:
             continue
         if len(got) != k:
             raise ExerciseError(f"Asked for k={k}, got {len(got)} pairs.")
+        if all(0 <= p <= 1 for p in numbers) and sum(numbers) > 1 + 1e-4:
+            raise ExerciseError(f"Your probabilities add up to {sum(numbers):.2f}, more than 1: the softmax ran along "
+                                "another dimension than the vocabulary's (along a dimension of size 1 every entry "
+                                "becomes 1.0). Take it over the logits' last dimension, dim=-1.")
         if names == [t for t, _ in expected]:
             top_logits = logits.topk(k).values
             if all(math.isclose(a, b, rel_tol=1e-4) for a, b in zip(numbers, top_logits.softmax(-1).tolist())):
@@ -76,6 +80,11 @@ def check_top_k(fn) -> None:
                                     "probabilities themselves, between 0 and 1.")
             raise ExerciseError("Right tokens, wrong numbers: each should be its token's probability, from a softmax "
                                 "over the whole vocabulary.")
+        strangers = [t for t in names if t not in tokens]
+        if strangers:
+            raise ExerciseError(f"Your pairs hold {strangers[:3]}, which are not in the `tokens` the check passed "
+                                f"({tokens}): look each index up in the function's own `tokens` argument, not in "
+                                "the notebook's tokenizer.")
         raise ExerciseError(f"Expected {[(t, round(p, 3)) for t, p in expected]}, got {[(t, round(p, 3)) for t, p in got]}: "
                             "the k tokens with the highest probability, best first, each with its probability.")
     _ok("These are the bars of the explorer's chart.")
@@ -122,6 +131,15 @@ def check_mask_positions(fn) -> None:
             raise ExerciseError(f"For ids {ids.tolist()} and positions {positions} expected {expected.tolist()}, got "
                                 f"{got.tolist()}: every copy of those characters was masked. A blank is a *position*: "
                                 "mask ids at those places, whatever characters stand elsewhere.")
+        for shift in (-1, 1):  # the blanks one place off: an index counted from 1, or p - 1 / p + 1 written
+            moved = [p + shift for p in positions]
+            if all(0 <= p < len(ids) for p in moved):
+                shifted = ids.clone()
+                shifted[moved] = mask_id
+                if torch.equal(got, shifted):
+                    raise ExerciseError(f"For positions {positions} your blanks landed at {moved}, one place "
+                                        f"{'early' if shift < 0 else 'late'}: positions count from 0, as tensor "
+                                        "indices do, so position p is ids[p] itself.")
         raise ExerciseError(f"For positions {positions} (mask_id {mask_id}) expected {expected.tolist()}, got "
                             f"{got.tolist()}.")
     _ok("The original stays intact, so predictions can be compared with it.")
