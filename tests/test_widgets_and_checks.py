@@ -1189,6 +1189,9 @@ WRONG_ANSWERS = [
      r"one place early"),
     (checks.check_mask_positions, lambda ids, ps, m: ids.clone().index_fill_(0, torch.tensor([p + 1 for p in ps], dtype=torch.long), m),
      r"one place late"),
+    # 08 (learner review, 2026-11-27, afternoon): the score returned with the pair, in a list
+    (checks.check_best_pair, lambda splits, counts: [0.14285714285714285, ("q", "##u")],
+     r"got \[0\.142.*: the score came back with it"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -136,13 +136,16 @@ def check_best_pair(fn) -> None:
         if isinstance(got, str):
             raise ExerciseError(f"You returned one string, {got!r}: return the pair as a tuple of its two pieces, "
                                 "e.g. ('q', '##u'); the merge into one piece happens after the choice.")
+        returned = got  # shown as it came back (a list stays a list in the message)
         try:
             got = tuple(got)
         except TypeError:
             raise ExerciseError(f"Return the pair as a tuple (first, second), e.g. ('q', '##u'); got {got!r}.") from None
         if len(got) != 2 or not all(isinstance(p, str) for p in got):
+            holds_score = len(got) == 2 and isinstance(got[0], (int, float)) and isinstance(got[1], tuple)
             raise ExerciseError(f"Return the pair as a tuple of two pieces (first, second), e.g. ('q', '##u'); got "
-                                f"{got!r}.")
+                                f"{returned!r}" + (": the score came back with it. Return the pair alone."
+                                                   if holds_score else "."))
         answers.append((counts, splits, got))
     if all(_best_under(counts, splits, "score", got) for counts, splits, got in answers):  # ties: any best pair
         _ok("'q ##u' beats the far more frequent 't ##h': both pairs hold together, and q and u are far rarer.")
