@@ -1192,6 +1192,8 @@ WRONG_ANSWERS = [
     # 08 (learner review, 2026-11-27, afternoon): the score returned with the pair, in a list
     (checks.check_best_pair, lambda splits, counts: [0.14285714285714285, ("q", "##u")],
      r"got \[0\.142.*: the score came back with it"),
+    # 13 (learner review, 2026-11-27, afternoon): the notebook's window length typed into the slices
+    (checks.check_next_token_pair, lambda w: (w[:64], w[1:65]), r"your inputs hold 64: the slice's end is a number typed in"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),
@@ -1781,7 +1783,7 @@ LEARNER_51 = [
                              " return hidden.sum(1) / attention_mask.sum(1, keepdim=True)", "changed the hidden vectors"),
     (checks.check_mean_pool, "def f(hidden, attention_mask):\n"
                              " return (hidden * attention_mask.unsqueeze(-1)).sum(1) / attention_mask.sum(1)",
-     "keepdim=True"),
+     "each row.s count"),
     # 07 Exercise 2 (and a learner review of 07, 2026-11-26: a strict <, a 0-d tensor, an interpolated value)
     (checks.check_first_reaching, "def f(tokens, losses, target):\n return next((t for t, l in zip(tokens, losses) "
                                   "if l < target), None)", "<=, not <"),

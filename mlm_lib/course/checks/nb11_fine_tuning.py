@@ -124,8 +124,8 @@ def check_verse_or_prose(fn) -> None:
 def _pool_hint(err):
     if "must match the size" in str(err):
         return ("the mask is (batch, length) and the hidden vectors (batch, length, width): what multiplies or "
-                "divides them needs a last axis of size 1 to stretch over the width, the mask in the sum "
-                "(unsqueeze(-1)) and each row's count too (keepdim=True).")
+                "divides them needs a last axis of size 1 to stretch over the width, and two things meet them: "
+                "the mask in the sum, and each row's count.")
     return None
 
 

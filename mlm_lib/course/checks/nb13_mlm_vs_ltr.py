@@ -13,6 +13,20 @@ def _pair_hint(err):
     return None
 
 
+def _typed_length(fn) -> None:
+    """A slice with a number typed in (window[:64]) keeps the whole of a shorter window: try a long one to tell."""
+    long = torch.arange(200)
+    try:
+        got = fn(long.clone())
+        inputs = got[0]
+    except Exception:  # the answer's other faults are named by the check's own cases
+        return
+    if isinstance(inputs, torch.Tensor) and inputs.dim() == 1 and inputs.numel() < long.numel() - 1:
+        raise ExerciseError(f"For a window of {long.numel()} tokens your inputs hold {inputs.numel()}: the slice's end "
+                            "is a number typed in, which keeps the whole of the check's short windows. Read the "
+                            "length from the window itself.")
+
+
 def check_next_token_pair(fn) -> None:
     """fn(window) -> (inputs, labels) for next-token prediction: inputs = window[:-1], labels = window[1:]."""
     for window in (torch.tensor([5, 6, 7, 8, 9]), torch.tensor([[10, 11, 12], [20, 21, 22]]).flatten(),
@@ -33,6 +47,7 @@ def check_next_token_pair(fn) -> None:
             raise ExerciseError("Backwards: that predicts the *previous* token. Which of the two should keep the "
                                 "window's first token, and which its last?")
         if inputs.shape == window.shape and torch.equal(inputs, window) and labels.numel() >= window.numel() - 1:
+            _typed_length(fn)
             raise ExerciseError(f"For the window {window.tolist()} your inputs are the whole window: its last token has "
                                 "no next token to be its label, so it is not an input. The inputs leave it out.")
         if not (torch.equal(inputs, window[:-1]) and torch.equal(labels, window[1:])):
