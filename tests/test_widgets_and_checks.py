@@ -236,6 +236,14 @@ def _best_pair_counts_by_split(splits, word_counts):  # 08 Ex1: the count read w
     return max(pairs, key=lambda p: pairs[p] / (pieces[p[0]] * pieces[p[1]]))
 
 
+def _fill_without_tail(text, positions, guesses):
+    out, last = "", 0
+    for p, g in sorted(zip(positions, guesses)):
+        out += text[last:p] + g
+        last = p + 1
+    return out
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1194,6 +1202,8 @@ WRONG_ANSWERS = [
      r"got \[0\.142.*: the score came back with it"),
     # 13 (learner review, 2026-11-27, afternoon): the notebook's window length typed into the slices
     (checks.check_next_token_pair, lambda w: (w[:64], w[1:65]), r"your inputs hold 64: the slice's end is a number typed in"),
+    # 00 (learner review, 2026-11-27, afternoon): the text after the last blank left out
+    (checks.check_fill_in, _fill_without_tail, r"the text after it, 't', is missing"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),
@@ -1232,11 +1242,15 @@ def test_checks_explain_the_wrong_answers_students_wrote(check, wrong, hint):
     assert caught.value.__cause__ is None and caught.value.__suppress_context__ or caught.value.__context__ is None
 
 
-def test_checks_accept_positions_as_an_array_or_a_tensor(capsys):
+def test_checks_accept_positions_as_an_array_and_refuse_a_tensor(capsys):
+    """A NumPy array's items equal and hash as ints; a tensor's items are tensors, which as dict keys miss the ints
+    (learner review of 00, 2026-11-27: a right fill_in then filled nothing, silently)."""
     import numpy as np
     checks.check_blank_positions(lambda t: np.flatnonzero(np.array(list(t)) == "_"))
-    checks.check_blank_positions(lambda t: torch.tensor([ord(c) for c in t]).eq(ord("_")).nonzero().flatten())
-    assert capsys.readouterr().out.count("Correct") == 2
+    assert capsys.readouterr().out.count("Correct") == 1
+    with pytest.raises(ExerciseError, match=r"You returned a tensor: return a plain list"):
+        checks.check_blank_positions(lambda t: torch.tensor([ord(c) for c in t]).eq(ord("_")).nonzero().flatten())
+    assert {torch.tensor(18): "e"}.get(18) is None  # why: the miss the message names
 
 
 def test_the_hints_do_not_hand_over_the_solution():

@@ -15,6 +15,11 @@ def check_blank_positions(fn) -> None:
                                 "back; an empty list says there are no positions).")
         if got is None:
             raise ExerciseError(_none_message("the positions"))
+        if type(got).__module__.startswith("torch") and hasattr(got, "dim") and got.dim() == 1:
+            raise ExerciseError("You returned a tensor: return a plain list, as the task asks (positions.tolist() "
+                                "makes one). A tensor's items are tensors too, and a tensor used as a dictionary key "
+                                "does not match the int it holds, so a right answer to the next exercise could "
+                                "silently find no blank.")
         if hasattr(got, "tolist") and not isinstance(got, (int, float)):  # a NumPy array or a tensor of positions
             other = other or type(got).__name__
             got = got.tolist()
@@ -171,6 +176,10 @@ def check_fill_in(fn) -> None:
             raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}: each guess landed one "
                                 "place to the left of its position. Positions count from 0, like Python's indices: "
                                 "write at positions[i] itself, not positions[i] - 1.")
+        if isinstance(got, str) and positions and max(positions) < len(text) - 1 and got == expected[:max(positions) + 1]:
+            raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}: everything up to the last "
+                                f"blank is right, but the text after it, {text[max(positions) + 1:]!r}, is missing. "
+                                "After the loop, add what follows the last blank.")
         if isinstance(got, str) and len(got) != len(text):
             raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) gave {got!r}, {len(got)} characters "
                                 f"instead of {len(text)}: each guess replaces one character, so the text keeps its "
@@ -180,5 +189,4 @@ def check_fill_in(fn) -> None:
                                 "write guesses[i] at positions[i], whatever character is there and in whatever "
                                 "order the positions come (do not look for '_').")
         raise ExerciseError(f"fill_in({text!r}, {positions}, {guesses}) should give {expected!r}, got {got!r}.")
-    _ok("Strings are immutable, so the answer is a new string, built from the old one (by slices, or a list of "
-        "characters joined with ''.join).")
+    _ok("Strings are immutable, so the answer is a new string, built from the old one.")
