@@ -332,7 +332,8 @@ def _parameters(config, kind="mlm") -> dict[str, int]:
            "total": model.num_parameters(), "head": count(model.head.dense) + count(model.head.norm) + model.head.bias.numel()}
     if layer is not None:
         out.update(attention=count(layer.attention), ffn=count(layer.ff_in) + count(layer.ff_out),
-                   norms=count(layer.attention_norm) + count(layer.ff_norm), layer=count(layer))
+                   norms=count(layer.attention_norm) + count(layer.ff_norm), layer=count(layer),
+                   norms_first=count(model.layers[0].attention_norm) + count(model.layers[0].ff_norm))
     return out
 
 
@@ -388,7 +389,9 @@ def encoder_diagram(config):
             if i:
                 _arrow(ax, (cx, y - step * 0.28), (cx, y))
         ax.text(cx - bw / 2 - 0.45, ly + lh / 2, f"per layer:\nattention {_count(n['attention'])}\n"
-                f"feed-forward {_count(n['ffn'])}\nnorms {_count(n['norms'])}", fontsize=8.5, ha="right", va="center")
+                f"feed-forward {_count(n['ffn'])}\nnorms {_count(n['norms'])}"
+                + (f"\n({_count(n['norms_first'])} in layer 0)" if n["norms_first"] != n["norms"] else ""),
+                fontsize=8.5, ha="right", va="center")
         _arrow(ax, (cx, 1.57), (cx, ly + 0.15))
         top_of_layers = ly + lh
     y = top_of_layers + 0.2
