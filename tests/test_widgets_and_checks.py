@@ -1193,6 +1193,8 @@ WRONG_ANSWERS = [
      r"not in the `tokens` the check passed"),
     (checks.check_top_k, lambda lg, toks, k: [(toks[i], float(lg[None].softmax(0)[0, i])) for i in lg.topk(k).indices],
      r"add up to .*more than 1"),
+    (checks.check_top_k, lambda lg, toks, k: [(toks[i], float(lg.sigmoid()[i])) for i in lg.topk(k).indices],
+     r"add up to .*more than 1, so they are not one softmax"),
     (checks.check_mask_positions, lambda ids, ps, m: ids.clone().index_fill_(0, torch.tensor([p - 1 for p in ps], dtype=torch.long), m),
      r"one place early"),
     (checks.check_mask_positions, lambda ids, ps, m: ids.clone().index_fill_(0, torch.tensor([p + 1 for p in ps], dtype=torch.long), m),

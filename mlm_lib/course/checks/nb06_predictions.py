@@ -56,9 +56,10 @@ def check_top_k(fn) -> None:
         if len(got) != k:
             raise ExerciseError(f"Asked for k={k}, got {len(got)} pairs.")
         if all(0 <= p <= 1 for p in numbers) and sum(numbers) > 1 + 1e-4:
-            raise ExerciseError(f"Your probabilities add up to {sum(numbers):.2f}, more than 1: the softmax ran along "
-                                "another dimension than the vocabulary's (along a dimension of size 1 every entry "
-                                "becomes 1.0). Take it over the logits' last dimension, dim=-1.")
+            raise ExerciseError(f"Your probabilities add up to {sum(numbers):.2f}, more than 1, so they are not one "
+                                "softmax over the vocabulary, whose probabilities are positive and total 1 (a softmax "
+                                "along another dimension, one of size 1, would make every entry 1.0): take the softmax "
+                                "of the logits over the vocabulary, dim=-1.")
         if names == [t for t, _ in expected]:
             top_logits = logits.topk(k).values
             if all(math.isclose(a, b, rel_tol=1e-4) for a, b in zip(numbers, top_logits.softmax(-1).tolist())):
