@@ -1206,6 +1206,7 @@ WRONG_ANSWERS = [
     (checks.check_next_token_pair, lambda w: (w[:64], w[1:65]), r"your inputs hold 64: the slice's end is a number typed in"),
     # 00 (learner review, 2026-11-27, afternoon): the text after the last blank left out
     (checks.check_fill_in, _fill_without_tail, r"the text after it, 't', is missing"),
+    (checks.check_best_pair, lambda splits, counts: splits[0], r"dicts keyed by words .*not lists"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -36,6 +36,9 @@ def _pair_hint(err):
     if isinstance(err, KeyError) and err.args and isinstance(err.args[0], (tuple, list)):
         return (f"you looked word_counts up with {err.args[0]!r}, a word's split: word_counts is keyed by the words "
                 "themselves, as splits is (for word, split in splits.items(): ... word_counts[word]).")
+    if isinstance(err, KeyError) and err.args and isinstance(err.args[0], int):
+        return (f"splits and word_counts are dicts keyed by words ({{'hug': ['h', '##u', '##g'], ...}}), not lists: "
+                f"[{err.args[0]}] looks for a word named {err.args[0]}. Go through the words with .items().")
     if isinstance(err, KeyError):
         return ("a word of the check's corpora is missing from the counts you read: use the function's own "
                 "arguments, splits and word_counts, not the notebook's variables.")
