@@ -1207,6 +1207,8 @@ WRONG_ANSWERS = [
     # 00 (learner review, 2026-11-27, afternoon): the text after the last blank left out
     (checks.check_fill_in, _fill_without_tail, r"the text after it, 't', is missing"),
     (checks.check_best_pair, lambda splits, counts: splits[0], r"dicts keyed by words .*not lists"),
+    (checks.check_next_token_loss, lambda lg, ids: (lg[:, :-1].argmax(-1) != ids[:, 1:]).float().mean(),
+     r"share of the next tokens guessed wrong \(or right\), from argmax"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

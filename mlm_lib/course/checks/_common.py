@@ -168,9 +168,9 @@ def _carries_gradient(loss: torch.Tensor) -> None:
     """A loss that training can use: `loss.backward()` needs the path back to the logits the check gave (with
     requires_grad). A value copied out (.item(), .detach(), torch.no_grad()) and wrapped again has none."""
     if loss.grad_fn is None:
-        raise ExerciseError("Your loss carries no gradient (a .detach(), .item() turned back into a tensor, or "
-                            "torch.no_grad()): training calls loss.backward(), which needs the path back to the "
-                            "logits.")
+        raise ExerciseError("Your loss carries no gradient: something on its way cut the path back to the logits "
+                            "(argmax or a comparison such as ==, a .detach(), .item() turned back into a tensor, or "
+                            "torch.no_grad()), and training calls loss.backward(), which needs that path.")
 
 
 IN_PLACE_ON_LOGITS = ("your function writes into the logits it was given, in place: they are the model's output, "

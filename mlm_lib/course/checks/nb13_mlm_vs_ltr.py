@@ -92,6 +92,14 @@ def check_next_token_loss(fn) -> None:
     if not got.is_floating_point():
         raise ExerciseError(f"A loss is a float, got a tensor of {got.dtype}: the mean of the log-probabilities is not a "
                             "whole number.")
+    if got.grad_fn is None:  # an error rate (argmax compared with the next tokens) has none: name it first
+        predicted, following = logits.detach()[:, :-1].argmax(-1), ids[:, 1:]
+        for rate in ((predicted != following).float().mean(), (predicted == following).float().mean()):
+            if torch.allclose(got.detach().float(), rate):
+                raise ExerciseError("That is a share of the next tokens guessed wrong (or right), from argmax and a "
+                                    "comparison: neither has a gradient, so training could not learn from it. The "
+                                    "loss is the cross-entropy of each position's logits against its next token, "
+                                    "averaged.")
     _carries_gradient(got)
     got = got.detach().float()  # float64 is fine: compare in the logits' precision
     logits = logits.detach()
