@@ -244,6 +244,14 @@ def _fill_without_tail(text, positions, guesses):
     return out
 
 
+def _verse_keeping_blank_lines(speech):
+    lines = [line.strip() for line in speech.strip().split("\n")]
+    if lines and lines[0].endswith(":"):
+        lines = lines[1:]
+    starts = [line[0] for line in lines[1:] if line and line[0].isalpha()]
+    return (1 if any(c.islower() for c in starts) else 0) if starts else None
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1209,6 +1217,8 @@ WRONG_ANSWERS = [
     (checks.check_best_pair, lambda splits, counts: splits[0], r"dicts keyed by words .*not lists"),
     (checks.check_next_token_loss, lambda lg, ids: (lg[:, :-1].argmax(-1) != ids[:, 1:]).float().mean(),
      r"share of the next tokens guessed wrong \(or right\), from argmax"),
+    # 11 (learner review, 2026-11-27, afternoon): a blank line kept as the speech's first line
+    (checks.check_verse_or_prose, _verse_keeping_blank_lines, r"counted the blank line as a line of the speech"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -39,7 +39,7 @@ _SPEECHES = [
 _SKIPS_BOTH = "MARIA:\nand so on.\nAy, he."
 
 # edges the corpus never holds, though the rule covers them: a blank line inside a speech, and nothing at all
-_EDGES = ["HAMLET:\nTo be\n\nOr not", ""]
+_EDGES = ["HAMLET:\nTo be\n\nOr not", "HAMLET:\n\nand so\nOr not", ""]  # blank lines are no lines of the speech
 
 
 def _speech_hint(err):
@@ -70,6 +70,10 @@ def check_verse_or_prose(fn) -> None:
             raise ExerciseError(f"Return 0 (verse), 1 (prose) or None, the labels the model learns; for {speech!r} "
                                 f"you returned {got!r}.")
         lines = speech.splitlines()
+        if "\n\n" in speech.strip() and verse_or_prose(speech.replace("\n\n", "\nX\n", 1)) == got:
+            raise ExerciseError(f"For {speech!r} your function counted the blank line as a line of the speech (here "
+                                "as its first line, the one that is skipped): a blank line is no line at all. Leave "
+                                "blank lines out before anything else.")
         named = lines[0].strip().endswith(":")
         name = {VERSE: "VERSE (0)", PROSE: "PROSE (1)", None: "None"}
         body = lines[1:] if named else lines
