@@ -1219,6 +1219,10 @@ WRONG_ANSWERS = [
      r"share of the next tokens guessed wrong \(or right\), from argmax"),
     # 11 (learner review, 2026-11-27, afternoon): a blank line kept as the speech's first line
     (checks.check_verse_or_prose, _verse_keeping_blank_lines, r"counted the blank line as a line of the speech"),
+    # 00 (second learner review, 2026-11-27): the text stripped first; a run of blanks matched as one; '-' as a blank
+    (checks.check_blank_positions, lambda t: [i for i, c in enumerate(t.strip()) if c == "_"], r"outer spaces stripped"),
+    (checks.check_blank_positions, lambda t: [m.start() for m in re.finditer("_+", t)], r"a run of blanks .* counted as one"),
+    (checks.check_blank_positions, lambda t: [i for i, c in enumerate(t) if c in "_-"], r"every blank is there, and more"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

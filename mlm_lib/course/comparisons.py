@@ -225,7 +225,7 @@ STATED: list[tuple[str, str, str, str]] = [
     ("docs/results-part1.md", "the linear one within noise against both", _LINEAR_STEP, "within noise"),
     (NB14, "40% against 15%: ahead, in all three seeds", "40% against 15% selected", "ahead"),
     (NB14, "Muon on top of 40%: ahead, in both of its seeds", "Muon against AdamW, at 40%", "ahead"),
-    ("notebooks/part1_mlm_from_scratch/00_overview.ipynb", "notebook 14's\n  verdict: ahead",
+    ("notebooks/part1_mlm_from_scratch/00_overview.ipynb", "the word its rule for comparisons gives is\n  *ahead*",
      "40% against 15% selected", "ahead"),
     (NB16, "RoPE: ahead, in both seeds", "RoPE against bert-40%", "ahead"),
     (NB16, "RoPE is ahead in both seeds", "RoPE against bert-40%", "ahead"),

@@ -7,7 +7,7 @@ from ._common import ExerciseError, _call, _none_message, _ok
 def check_blank_positions(fn) -> None:
     """fn(text: str) -> the indices of the underscores in `text`, in order (a list)."""
     other = None  # a tuple, tensor or array where a list was asked for: accepted, and said so
-    for text in ("To b_ or n_t", "___", "no blanks here", "_a_", ""):
+    for text in ("To b_ or n_t", "___", "no blanks here", "_a_", "", "  well-a-d_y", "- _"):
         expected = [i for i, c in enumerate(text) if c == "_"]
         got = _call(fn, text)
         if got is None and not expected:
@@ -66,6 +66,15 @@ def check_blank_positions(fn) -> None:
         if expected and expected[-1] == len(text) - 1 and got == expected[:-1]:
             raise ExerciseError(f"For {text!r} expected {expected}, got {got}: the last character was left out. "
                                 "Positions run up to len(text) - 1 included, and range(len(text)) already stops there.")
+        stripped = text.strip()
+        if stripped != text and got == [i for i, c in enumerate(stripped) if c == "_"]:
+            raise ExerciseError(f"For {text!r} expected {expected}, got {got}: those are positions in the text with "
+                                "its outer spaces stripped. Positions count in the text as given, the spaces at its "
+                                "start included: leave the text as it is.")
+        runs = [m.start() for m in __import__("re").finditer("_+", text)]
+        if got == runs and runs != expected:
+            raise ExerciseError(f"For {text!r} expected {expected}, got {got}: a run of blanks next to each other was "
+                                "counted as one. Every `_` is a blank of its own, with its own position.")
         if got == [i + 1 for i in expected]:
             raise ExerciseError("Off by one: Python counts positions from 0, so the first character is 0.")
         if len(expected) > 1 and got == expected[:1]:
