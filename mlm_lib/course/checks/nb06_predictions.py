@@ -55,6 +55,9 @@ def check_top_k(fn) -> None:
             continue
         if len(got) != k:
             raise ExerciseError(f"Asked for k={k}, got {len(got)} pairs.")
+        if len(set(names)) < len(names):
+            raise ExerciseError(f"Your pairs name {names}: a token appears more than once. The k best are k different "
+                                "tokens, the k highest probabilities of the vocabulary, each once.")
         if all(0 <= p <= 1 for p in numbers) and sum(numbers) > 1 + 1e-4:
             raise ExerciseError(f"Your probabilities add up to {sum(numbers):.2f}, more than 1, so they are not one "
                                 "softmax over the vocabulary, whose probabilities are positive and total 1 (a softmax "
