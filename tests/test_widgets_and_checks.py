@@ -1225,6 +1225,9 @@ WRONG_ANSWERS = [
     (checks.check_blank_positions, lambda t: [i for i, c in enumerate(t) if c in "_-"], r"every blank is there, and more"),
     (checks.check_top_k, lambda lg, toks, k: [(toks[int(lg.argmax())], float(lg.softmax(-1).max()))] * k,
      r"a token appears more than once"),
+    # 10 (learner review, 2026-11-27, afternoon): the right names, lower-cased
+    (checks.check_speaker_names, lambda t: {n.lower() for n in re.findall(r"\b([A-Z]{2,}) :", t)},
+     r"the right names, with their case changed"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

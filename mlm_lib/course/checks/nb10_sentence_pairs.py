@@ -229,6 +229,10 @@ def check_speaker_names(fn) -> None:
                                 "A name is a whole word of capitals, not the capitals at the end of a longer word.")
         if got & {"I", "O"}:
             raise ExerciseError("'I :' is not a speaker: a name has two or more capitals.")
+        if {g.upper() for g in got} == want:
+            raise ExerciseError(f"In {text!r} you found {sorted(got)}: the right names, with their case changed. "
+                                "Return each name as the text writes it, in capitals, so that the same speaker in A "
+                                "and in B is the same string.")
         if any(not g.isupper() for g in got):
             raise ExerciseError(f"Only words written entirely in capitals are names (the plays write speakers as "
                                 f"ROMEO:); in {text!r} you found {sorted(got)}.")
