@@ -1228,6 +1228,9 @@ WRONG_ANSWERS = [
     # 10 (learner review, 2026-11-27, afternoon): the right names, lower-cased
     (checks.check_speaker_names, lambda t: {n.lower() for n in re.findall(r"\b([A-Z]{2,}) :", t)},
      r"the right names, with their case changed"),
+    # 03 (learner review, 2026-11-27, afternoon): a mask cut from a fixed 16 x 16 one
+    (checks.check_causal_mask, lambda n: torch.ones(16, 16, dtype=torch.bool).tril()[:n, :n],
+     r"For length 20 expected a \(20, 20\) mask"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -98,7 +98,8 @@ def check_attention_weights(fn) -> None:
 
 def check_causal_mask(fn) -> None:
     """fn(length) -> bool (length, length), True where query i may attend to key j, i.e. j <= i."""
-    for n in (4, 9, 1, 0):  # the slips are told apart on a real matrix first (at length 1 several look alike)
+    for n in (4, 9, 1, 0, 20):  # the slips are told apart on a real matrix first (at length 1 several look alike);
+        # 20: longer than the notebook's windows of 16, so a mask cut from a fixed 16 x 16 one is caught
         expected = torch.ones(n, n, dtype=torch.bool).tril()
         got = _tensor(_call(fn, n), "the mask")
         if got.shape != expected.shape:
