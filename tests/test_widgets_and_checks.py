@@ -1231,6 +1231,11 @@ WRONG_ANSWERS = [
     # 03 (learner review, 2026-11-27, afternoon): a mask cut from a fixed 16 x 16 one
     (checks.check_causal_mask, lambda n: torch.ones(16, 16, dtype=torch.bool).tril()[:n, :n],
      r"For length 20 expected a \(20, 20\) mask"),
+    # 15 (learner review, 2026-11-27, afternoon): one row at a time, stacked (fails with no row); a float result then
+    (checks.check_gumbel_max, lambda lg, u: torch.stack([(r - torch.log(-torch.log(v))).argmax() for r, v in zip(lg, u)]),
+     r"With no position to sample .* failed"),
+    (checks.check_gumbel_max, lambda lg, u: torch.tensor([float((r - torch.log(-torch.log(v))).argmax()) for r, v in zip(lg, u)]).long()
+     if len(lg) else torch.tensor([]), r"With no position to sample .* got shape \(0,\), torch.float32"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -42,6 +42,15 @@ def check_gumbel_max(fn) -> None:
         want = rows[0].softmax(0) * 30000
         if ((counts - want).abs() > 5 * want.sqrt()).any():
             raise ExerciseError(f"Over 30,000 draws the counts {counts.tolist()} are not softmax's {want.round().tolist()}.")
+        try:  # a batch can select no position at all: then there is nothing to sample, and no error either
+            none = _call(fn, torch.zeros(0, 9), torch.rand(0, 9, generator=g).clamp(1e-6, 1 - 1e-6))
+        except ExerciseError as err:
+            raise ExerciseError(f"With no position to sample (logits of shape (0, 9)) your function failed: {err} "
+                                "Return an empty tensor of ids, shape (0,), as argmax does.") from None
+        none = _tensor(none, "the samples")
+        if none.shape != (0,) or none.is_floating_point():
+            raise ExerciseError(f"With no position to sample (logits of shape (0, 9)) expected an empty tensor of ids, "
+                                f"shape (0,), whole numbers; got shape {tuple(none.shape)}, {none.dtype}.")
         _ok("argmax(logits + Gumbel noise) draws exactly from softmax(logits): a sample without computing the softmax.")
         return
     # the slips are told apart on many rows, where their samples differ (on six rows two slips can agree)
