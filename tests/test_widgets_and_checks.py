@@ -1236,6 +1236,9 @@ WRONG_ANSWERS = [
      r"With no position to sample .* failed"),
     (checks.check_gumbel_max, lambda lg, u: torch.tensor([float((r - torch.log(-torch.log(v))).argmax()) for r, v in zip(lg, u)]).long()
      if len(lg) else torch.tensor([]), r"With no position to sample .* got shape \(0,\), torch.float32"),
+    # 02 (learner review, 2026-11-27, afternoon): an error whose first line ends "expected one of:" shows what follows
+    (checks.check_make_labels, lambda ids, outcome: ids.masked_fill(outcome == 0, -100, inplace=True),
+     r"expected one of: \S"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

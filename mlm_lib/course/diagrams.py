@@ -255,7 +255,8 @@ def masked_window(ids, inputs, labels, outcome, tokenizer, start: int = 0, shown
         f"{counts[c]} {OUTCOME_NAMES[c]}" for c in (MASKED, RANDOM, UNCHANGED)), fontsize=10, fontweight="bold")
     for i, code in enumerate((MASKED, RANDOM, UNCHANGED)):
         ax.add_patch(Rectangle((x0 + i * 1.9, 0.22), 0.25, 0.2, facecolor=OUTCOME_COLOURS[code], edgecolor="#999999"))
-        ax.text(x0 + i * 1.9 + 0.32, 0.32, OUTCOME_NAMES[code], va="center", fontsize=9)
+        ax.text(x0 + i * 1.9 + 0.32, 0.32, OUTCOME_NAMES[code] + (" (none here)" if not counts[code] else ""),
+                va="center", fontsize=9)
     ax.text(x0 + 3 * 1.9, 0.32, "· = -100 (no loss)", va="center", fontsize=9)
     return fig
 

@@ -104,7 +104,11 @@ def _call(fn, *args, hint=None, seconds: float | None = None, what: str = "the c
     except ExerciseError:
         raise
     except Exception as err:  # a wrong answer that crashed: say where, in the learner's code, and why
-        first = (str(err).strip().splitlines() or [""])[0][:300]
+        lines = [line.strip() for line in str(err).strip().splitlines() if line.strip()] or [""]
+        first = lines[0]
+        if first.endswith(":") and len(lines) > 1:  # "... but expected one of:": the lines after it are the message
+            first += " " + " | ".join(lines[1:4])
+        first = first[:300]
         message = f"Your function stopped with {type(err).__name__}" + (f": {first}" if first else "")
         called = ", ".join(repr(a) for a in args)
         if len(called) <= 80 and not any(isinstance(a, torch.Tensor) for a in args):  # an input short enough to read

@@ -105,7 +105,7 @@ def _labels_case(fn, ids, outcome):
         raise ExerciseError(f"Labels have the shape of ids, {tuple(ids.shape)}; got {tuple(got.shape)}{flat}.")
     if got.dtype != torch.long:
         raise ExerciseError(f"Labels must be whole token ids (torch.long, the dtype of ids), not {got.dtype}: "
-                            "cross_entropy reads them as class indices.")
+                            "cross_entropy takes class indices only as torch.long (int64), and stops on other types.")
     if torch.equal(got, expected):
         return
     if torch.equal(got, torch.where(ids != 0, outcome, torch.full_like(ids, -100))):
