@@ -252,6 +252,15 @@ def _verse_keeping_blank_lines(speech):
     return (1 if any(c.islower() for c in starts) else 0) if starts else None
 
 
+def _count_with(config, **fixed):
+    """A right count, but with some sizes typed in (as a learner copies the notebook's): read by a formula."""
+    c = __import__("dataclasses").replace(config, **fixed)
+    d, f, layers = c.d_model, c.d_ff, c.n_layers
+    layer = 4 * (d * d + d) + (d * f + f) + (f * d + d) + 2 * 2 * d
+    return (c.vocab_size * d + c.max_len * d + c.type_vocab_size * d + 2 * d + layers * layer
+            + (d * d + d) + 2 * d + c.vocab_size + (2 * d if c.pre_ln else 0))
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1239,6 +1248,10 @@ WRONG_ANSWERS = [
     # 02 (learner review, 2026-11-27, afternoon): an error whose first line ends "expected one of:" shows what follows
     (checks.check_make_labels, lambda ids, outcome: ids.masked_fill(outcome == 0, -100, inplace=True),
      r"expected one of: \S"),
+    # 04 (learner review, 2026-11-27, afternoon): the notebook's n_layers or vocabulary typed in; no return
+    (checks.check_count_parameters, lambda c: _count_with(c, n_layers=2), r"that is the count for n_layers=2"),
+    (checks.check_count_parameters, lambda c: _count_with(c, vocab_size=84), r"that is the count for vocab_size=84"),
+    (checks.check_count_parameters, lambda c: None, r"returned None"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -8,7 +8,7 @@ import numbers
 import torch
 
 from ...model import BertConfig, BertForMLM, Embeddings
-from ._common import ExerciseError, _call, _ok, _tensor
+from ._common import _none_message, ExerciseError, _call, _ok, _tensor
 
 FIELDS = ("vocab_size, d_model, n_layers, n_heads, d_ff, max_len, type_vocab_size and pre_ln (print(config) shows more: "
           "switches later notebooks use, at their defaults here)")
@@ -80,7 +80,8 @@ def _count_slips(config) -> dict[str, tuple[int, str]]:
         "final norm": (right - 2 * d if config.pre_ln else right,
                        "pre_ln=True adds one more LayerNorm after the last layer (2 x d_model)"),
     }
-    for field, usual in (("type_vocab_size", 2), ("d_ff", 4 * d), ("max_len", 512), ("max_len", 128)):
+    for field, usual in (("type_vocab_size", 2), ("d_ff", 4 * d), ("max_len", 512), ("max_len", 128),
+                         ("n_layers", 2), ("n_layers", 4), ("vocab_size", 84)):  # 84: the course tokenizer's
         if getattr(config, field) != usual:
             changed = BertForMLM(dataclasses.replace(config, **{field: usual})).num_parameters()
             slips[f"{field}=4 x d_model" if field == "d_ff" else f"{field}={usual}"] = (changed, f"that is the count for {field}={usual}, but this configuration "
@@ -109,6 +110,8 @@ def check_count_parameters(fn) -> None:
                                 "in Python (d_ff / d_model too); count with `*`, `+` and `//`, or int(...) at the end.")
         if isinstance(got, numbers.Integral) and not isinstance(got, (int, bool)):
             got = int(got)  # a numpy integer is a whole number too
+        if got is None:
+            raise ExerciseError(_none_message("the count"))
         if not isinstance(got, int) or isinstance(got, bool):
             raise ExerciseError(f"Return a whole number (an int), not {type(got).__name__} {got!r}.")
         answers.append((config, BertForMLM(config).num_parameters(), got))
