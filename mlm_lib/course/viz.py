@@ -174,7 +174,10 @@ def plot_history(history: dict, baselines: dict[str, float] | None = None, x: st
         if x == "tokens":
             _tokens_axis(ax)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+    ax_acc.legend(fontsize=8)
+    # the loss falls from the top left: its legend, in two columns, goes bottom left, clear of the dashed baselines
+    # above it for as long as the curve has not come down
+    ax_loss.legend(fontsize=8, ncol=2, loc="lower left")
     if title:
         fig.suptitle(title)
     fig.tight_layout()
