@@ -2259,3 +2259,18 @@ def test_a_single_run_beside_means_of_seeds_is_named_and_drawn_apart():
     assert [line.get_label() for line in ax2.get_lines()] == ["linear 8→128"]
     plt.close(fig)
     plt.close(fig2)
+
+def _count_with_the_notebooks_counts(splits, counts):
+    return _notebook_helper(splits)
+
+
+def _notebook_helper(splits):
+    return {}["hug"]  # a KeyError raised in another function than the answer
+
+
+def test_a_crash_in_a_function_the_answer_called_names_that_function():
+    """Learner review of 08, 2026-11-27: "in your code, line 10" pointed at the notebook's count_pairs, not the
+    learner's cell, which had four lines."""
+    with pytest.raises(ExerciseError) as caught:
+        checks.check_best_pair(_count_with_the_notebooks_counts)
+    assert "in _notebook_helper, which your function called, line" in str(caught.value)

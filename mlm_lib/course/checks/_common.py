@@ -37,15 +37,20 @@ NOT_WRITTEN = ("Not written yet: the function still holds the placeholder. Write
 _LIBRARY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../mlm_lib
 
 
-def _learner_line(err: BaseException) -> str:
-    """`line N: <code>` of the last frame of the learner's own code in `err`'s traceback, or ''."""
+def _learner_line(err: BaseException, graded: str | None = None) -> str:
+    """`line N: <code>` of the last frame of the learner's own code in `err`'s traceback, or ''. Where that frame
+    is another function of the notebook's (one the learner's function called), it is named, so that nobody looks
+    for its line in the answer's own cell."""
     frames = [f for f in traceback.extract_tb(err.__traceback__)
               if not f.filename.startswith(_LIBRARY) and "site-packages" not in f.filename
               and "/torch/" not in f.filename]
     if not frames:
         return ""
     frame = frames[-1]
-    return f"line {frame.lineno}: {frame.line}" if frame.line else f"line {frame.lineno}"
+    where = f"line {frame.lineno}: {frame.line}" if frame.line else f"line {frame.lineno}"
+    if graded and frame.name not in (graded, "<lambda>", "<module>", "<listcomp>", "<genexpr>", "<dictcomp>"):
+        where = f"in {frame.name}, which your function called, {where}"
+    return where
 
 
 _SOLUTION = "### BEGIN SOLUTION"  # the marker of the course's solutions (mlm_lib.course.student)
@@ -113,7 +118,7 @@ def _call(fn, *args, hint=None, seconds: float | None = None, what: str = "the c
         called = ", ".join(repr(a) for a in args)
         if len(called) <= 80 and not any(isinstance(a, torch.Tensor) for a in args):  # an input short enough to read
             message += f"\n  called with: {called}"
-        where = _learner_line(err)
+        where = _learner_line(err, getattr(fn, "__name__", None))
         if where:
             message += f"\n  in your code, {where}"
         advice = (hint(err) if hint is not None else None) or _general_hint(err, fn)

@@ -48,8 +48,9 @@ def _pair_hint(err):
                 "count of its own), or pieces counted from other splits than the splits argument, as they stand now "
                 "(after a merge, 'qu' is one piece).")
     if "empty" in str(err):  # max() of no pairs: "arg is an empty sequence" / "iterable argument is empty"
-        return ("no pair was counted at all, though every word of the check's corpora but one-piece words has a "
-                "pair: does your loop reach each word's last pair (zip(split, split[1:]), or range(len(split) - 1))?")
+        return ("on one of the check's small corpora your function counted no pair at all, though each word there "
+                "of two pieces or more has at least one: does your loop reach each word's last pair "
+                "(zip(split, split[1:]), or range(len(split) - 1))?")
     return None
 
 
