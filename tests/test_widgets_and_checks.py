@@ -1220,7 +1220,7 @@ WRONG_ANSWERS = [
     (checks.check_best_pair, lambda splits, counts: [0.14285714285714285, ("q", "##u")],
      r"got \[0\.142.*: the score came back with it"),
     # 13 (learner review, 2026-11-27, afternoon): the notebook's window length typed into the slices
-    (checks.check_next_token_pair, lambda w: (w[:64], w[1:65]), r"your inputs hold 64: the slice's end is a number typed in"),
+    (checks.check_next_token_pair, lambda w: (w[:64], w[1:65]), r"your inputs hold 64: your slice ends at a number typed in"),
     # 00 (learner review, 2026-11-27, afternoon): the text after the last blank left out
     (checks.check_fill_in, _fill_without_tail, r"the text after it, 't', is missing"),
     (checks.check_best_pair, lambda splits, counts: splits[0], r"dicts keyed by words .*not lists"),

@@ -22,9 +22,9 @@ def _typed_length(fn) -> None:
     except Exception:  # the answer's other faults are named by the check's own cases
         return
     if isinstance(inputs, torch.Tensor) and inputs.dim() == 1 and inputs.numel() < long.numel() - 1:
-        raise ExerciseError(f"For a window of {long.numel()} tokens your inputs hold {inputs.numel()}: the slice's end "
-                            "is a number typed in, which keeps the whole of the check's short windows. Read the "
-                            "length from the window itself.")
+        raise ExerciseError(f"For a window of {long.numel()} tokens your inputs hold {inputs.numel()}: your slice ends "
+                            "at a number typed in. On the check's short windows such a slice keeps every token, the "
+                            "last one too. Read the length from the window itself.")
 
 
 def check_next_token_pair(fn) -> None:
