@@ -261,6 +261,14 @@ def _count_with(config, **fixed):
             + (d * d + d) + 2 * d + c.vocab_size + (2 * d if c.pre_ln else 0))
 
 
+def _verse_without_strip(speech):
+    lines = [line for line in speech.split("\n") if line != ""]
+    if lines and lines[0].endswith(":"):
+        lines = lines[1:]
+    starts = [line[0] for line in lines[1:] if line[0].isalpha()]
+    return (1 if any(c.islower() for c in starts) else 0) if starts else None
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1252,6 +1260,8 @@ WRONG_ANSWERS = [
     (checks.check_count_parameters, lambda c: _count_with(c, n_layers=2), r"that is the count for n_layers=2"),
     (checks.check_count_parameters, lambda c: _count_with(c, vocab_size=84), r"that is the count for vocab_size=84"),
     (checks.check_count_parameters, lambda c: None, r"returned None"),
+    # 11 (third learner review, 2026-11-27): lines not stripped
+    (checks.check_verse_or_prose, _verse_without_strip, r"line of spaces|did not take it for the speaker's name"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -39,7 +39,8 @@ _SPEECHES = [
 _SKIPS_BOTH = "MARIA:\nand so on.\nAy, he."
 
 # edges the corpus never holds, though the rule covers them: a blank line inside a speech, and nothing at all
-_EDGES = ["HAMLET:\nTo be\n\nOr not", "HAMLET:\n\nand so\nOr not", ""]  # blank lines are no lines of the speech
+_EDGES = ["HAMLET:\nTo be\n\nOr not", "HAMLET:\n\nand so\nOr not", "HAMLET:\n  \nand so\nOr not",
+          "HAMLET: \nto be\nOr not\nAnd so", ""]  # blank lines (spaces only too) are no lines; spaces are stripped
 
 
 def _speech_hint(err):
@@ -70,6 +71,13 @@ def check_verse_or_prose(fn) -> None:
             raise ExerciseError(f"Return 0 (verse), 1 (prose) or None, the labels the model learns; for {speech!r} "
                                 f"you returned {got!r}.")
         lines = speech.splitlines()
+        if "\n  \n" in speech and verse_or_prose(speech.replace("\n  \n", "\nX\n", 1)) == got:
+            raise ExerciseError(f"For {speech!r} your function counted the line of spaces as a line of the speech: a "
+                                "line holding only spaces is blank too. Strip each line, and leave blank ones out.")
+        if speech.startswith("HAMLET: \n") and verse_or_prose(speech.replace("HAMLET: \n", "X\n", 1)) == got:
+            raise ExerciseError(f"In {speech!r} the speaker's line ends with ': ' (a space after the colon), and your "
+                                "function did not take it for the speaker's name: strip each line before looking at "
+                                "its end.")
         if "\n\n" in speech.strip() and verse_or_prose(speech.replace("\n\n", "\nX\n", 1)) == got:
             raise ExerciseError(f"For {speech!r} your function counted the blank line as a line of the speech (here "
                                 "as its first line, the one that is skipped): a blank line is no line at all. Leave "
