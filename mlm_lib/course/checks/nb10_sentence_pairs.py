@@ -211,7 +211,7 @@ def check_speaker_names(fn) -> None:
         got = _call(fn, text)
         if not isinstance(got, (set, frozenset)) or not all(isinstance(g, str) for g in got):
             raise ExerciseError(f"Return a set of names (strings), got {type(got).__name__}: a set holds each speaker "
-                                "once, however many speeches they have, and the next cell intersects two of them.")
+                                "once, however many speeches they have, and the rule intersects the sets of A and of B.")
         got, want = set(got), speaker_names(text)
         glued = {name for name in want if f"]{name} :" in text}  # a trimmed name glued to [CLS]/[SEP]: either way
         if got in (want, want - glued):
