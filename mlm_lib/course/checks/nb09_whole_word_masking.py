@@ -104,8 +104,8 @@ def check_share_std(fn) -> None:
             continue
         total, squares, words = sum(sizes), sum(n * n for n in sizes), len(sizes)
         if math.isclose(got, math.sqrt(p * (1 - p) / total), rel_tol=1e-6):
-            raise ExerciseError("That is the binomial error for pieces drawn one by one (or the same number reached "
-                                "by summing the sizes n_w where their squares belong). Here whole words are drawn: "
+            raise ExerciseError("That is the binomial error for pieces drawn one by one (or the same number, reached "
+                                "another way: check what your sum adds up, word by word). Here whole words are drawn: "
                                 "when a word of n pieces is in or out, by how much does the count of selected pieces "
                                 "move, and what does that do to the variance?")
         slips = {p * (1 - p) * squares / total ** 2: "That is the variance: the standard deviation is its square root.",
