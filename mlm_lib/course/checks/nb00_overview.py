@@ -104,8 +104,8 @@ def check_blank_positions(fn) -> None:
         raise ExerciseError(f"For {text!r} expected {expected}, got {got}: positions count every character from "
                             "the start of the text, the first one being 0.")
     _ok("Those are the positions the model will see as [MASK]."
-        + (f" (You returned {'an' if other[0] in 'aeiou' else 'a'} {other}; a list was asked for, and "
-           f"{'an' if other[0] in 'aeiou' else 'a'} {other} works just as well here.)" if other else ""))
+        + (f" (You returned {'an' if other[0] in 'aeiou' or other == 'ndarray' else 'a'} {other}; a list was asked for, and "
+           f"{'an' if other[0] in 'aeiou' or other == 'ndarray' else 'a'} {other} works just as well here.)" if other else ""))
 
 
 def _probe(fn, *args):
