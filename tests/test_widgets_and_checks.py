@@ -1262,6 +1262,11 @@ WRONG_ANSWERS = [
     (checks.check_count_parameters, lambda c: None, r"returned None"),
     # 11 (third learner review, 2026-11-27): lines not stripped
     (checks.check_verse_or_prose, _verse_without_strip, r"line of spaces|did not take it for the speaker's name"),
+    # 07 (third learner review, 2026-11-27): the notebook's multiple typed in; > for >= at until
+    (checks.check_linear_length, lambda p, short, long, until, m: long if p >= until else max(short, int(
+        short + (long - short) * p / until) // 8 * 8), r"rounded to a multiple of 8, not of the `multiple`"),
+    (checks.check_linear_length, lambda p, short, long, until, m: long if p > until else max(short, int(
+        short + (long - short) * min(p, until) / until) // m * m), r"the test is progress >= until, not >"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

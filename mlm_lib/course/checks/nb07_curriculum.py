@@ -39,6 +39,10 @@ def check_linear_length(fn) -> None:
                 continue
             _refuse_swapped(fn, schedule, short, long, until, multiple)
             if progress >= until:
+                if progress == until and _call(fn, min(1.0, until * 1.01 + 1e-9), short, long, until, multiple) == long:
+                    raise ExerciseError(f"At progress {until} = until the growth is over and the length is `long` "
+                                        f"({long}); yours gives {got} there and `long` only after it: the test is "
+                                        "progress >= until, not >.")
                 if got == long // multiple * multiple:
                     raise ExerciseError(f"From progress {until} on the length is `long` itself ({long}), not "
                                         "rounded: rounding applies only while the length grows.")
@@ -64,6 +68,12 @@ def check_linear_length(fn) -> None:
                 if answers == [slip(q) for q in growing]:
                     raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got "
                                         f"{got}: {why}.")
+            typed = {m for m in (8, 4) if m != multiple and got == max(short, min(long, int(
+                short + (long - short) * progress / until) // m * m))}
+            if typed and multiple != 8:
+                raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}, multiple {multiple}) expected "
+                                    f"{expected}, got {got}: that is rounded to a multiple of {typed.pop()}, not of the "
+                                    f"`multiple` your function was given ({multiple}). Use the argument.")
             if got == expected - multiple and got >= short:
                 raise ExerciseError(f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got "
                                     f"{got}: one multiple of {multiple} too low. Rounding down keeps the multiple at "
@@ -91,7 +101,7 @@ def check_linear_length(fn) -> None:
                        f"{expected}.")
             if got == max(short, min(long, round(grown) // multiple * multiple)):
                 message += (" You rounded to the nearest whole number first, which can carry it past a multiple: "
-                            "round once, down (int(grown) // multiple * multiple).")
+                            "round only once, and down.")
             raise ExerciseError(message)
     # the library allows until=0: the length is `long` from the start, with nothing to divide by
     got = _call(fn, 0.0, 16, 128, 0.0, 8, hint=lambda err: (
@@ -109,7 +119,8 @@ def _reaching_hint(err):
                 "None. A next() with nothing left to give stops with StopIteration unless it is told what to "
                 "give instead.")
     if isinstance(err, IndexError) or (isinstance(err, ValueError) and "empty" in str(err)):
-        return "the check also tries lists with a single evaluation and empty lists (no evaluation at all: None)."
+        return ("the check also tries a target no evaluation reaches, a single evaluation and empty lists: where "
+                "nothing reaches the target the answer is None (the call above shows which case stopped yours).")
     return None
 
 
