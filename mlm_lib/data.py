@@ -93,7 +93,8 @@ def read_text_file(path) -> str:
     if path.is_dir():
         raise ValueError(f"{path} is a folder: give a text file (UTF-8), e.g. one file of the folder's text.")
     if not path.exists():
-        raise FileNotFoundError(f"No text file at {path}: check the path, or call load_corpus() for Shakespeare.")
+        raise FileNotFoundError(f"No text file at {path}: check the path, or leave the corpus out for Shakespeare's "
+                                "plays (load_corpus(), corpus = None in a notebook, no --corpus for a command).")
     try:
         data = path.read_bytes()
     except OSError as err:

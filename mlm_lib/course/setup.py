@@ -73,7 +73,7 @@ def about_parameter(name: str):
         yield
     except ParameterError:
         raise
-    except ValueError as err:
+    except (ValueError, FileNotFoundError) as err:  # a refused value, or a path with no file behind it
         raise ParameterError(f"{name}, in the parameters cell: {err}") from None
 
 
