@@ -254,11 +254,8 @@ def _verse_keeping_blank_lines(speech):
 
 def _count_with(config, **fixed):
     """A right count, but with some sizes typed in (as a learner copies the notebook's): read by a formula."""
-    c = __import__("dataclasses").replace(config, **fixed)
-    d, f, layers = c.d_model, c.d_ff, c.n_layers
-    layer = 4 * (d * d + d) + (d * f + f) + (f * d + d) + 2 * 2 * d
-    return (c.vocab_size * d + c.max_len * d + c.type_vocab_size * d + 2 * d + layers * layer
-            + (d * d + d) + 2 * d + c.vocab_size + (2 * d if c.pre_ln else 0))
+    from mlm_lib.course.checks.nb04_encoder import _formula
+    return _formula(config, **fixed)
 
 
 def _verse_without_strip(speech):
@@ -267,6 +264,12 @@ def _verse_without_strip(speech):
         lines = lines[1:]
     starts = [line[0] for line in lines[1:] if line[0].isalpha()]
     return (1 if any(c.islower() for c in starts) else 0) if starts else None
+
+
+def _labels_shifted_left(ids, outcome):
+    lab = torch.full_like(ids, -100)
+    lab[..., :-1] = torch.where(outcome[..., 1:] != 0, ids[..., 1:], -100)
+    return lab
 
 
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
@@ -1267,6 +1270,10 @@ WRONG_ANSWERS = [
         short + (long - short) * p / until) // 8 * 8), r"rounded to a multiple of 8, not of the `multiple`"),
     (checks.check_linear_length, lambda p, short, long, until, m: long if p > until else max(short, int(
         short + (long - short) * min(p, until) / until) // m * m), r"the test is progress >= until, not >"),
+    # 02 (second learner review, 2026-11-27): labels one position off
+    (checks.check_make_labels, _labels_shifted_left, r"shifted by one position \(left\)"),
+    # 04 (second learner review, 2026-11-27): d_model and d_ff from the notebook, the vocabulary from config
+    (checks.check_count_parameters, lambda c: _count_with(c, d_model=64, d_ff=256), r"reads d_model, d_ff from the notebook"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),
@@ -1697,7 +1704,7 @@ LEARNER_51 = [
     (checks.check_make_labels, "import torch\ndef f(ids, outcome):\n return torch.where(outcome > 1, ids, torch.full_like(ids, -100))",
      "shown \\[MASK\\] \\(outcome 1\\)"),
     (checks.check_make_labels, "import torch\ndef f(ids, outcome):\n return torch.where(outcome != 0, ids, torch.full_like(ids, -1))",
-     "hold -1"),
+     "hold the values -1"),
     (checks.check_make_labels, "import torch\ndef f(ids, outcome):\n"
                                " return torch.where((outcome == 1) | (outcome == 2), ids, torch.full_like(ids, -100))",
      "left unchanged \\(outcome 3\\)"),

@@ -37,13 +37,17 @@ NOT_WRITTEN = ("Not written yet: the function still holds the placeholder. Write
 _LIBRARY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../mlm_lib
 
 
+_STDLIB = __import__("sysconfig").get_paths()["stdlib"]  # Python's own modules are no learner's code
+
+
 def _learner_line(err: BaseException, graded: str | None = None) -> str:
     """`line N: <code>` of the last frame of the learner's own code in `err`'s traceback, or ''. Where that frame
     is another function of the notebook's (one the learner's function called), it is named, so that nobody looks
     for its line in the answer's own cell."""
     frames = [f for f in traceback.extract_tb(err.__traceback__)
               if not f.filename.startswith(_LIBRARY) and "site-packages" not in f.filename
-              and "/torch/" not in f.filename]
+              and "/torch/" not in f.filename and f.filename != "<string>"  # <string>: a dataclass's own __init__
+              and not f.filename.startswith(_STDLIB)]
     if not frames:
         return ""
     frame = frames[-1]

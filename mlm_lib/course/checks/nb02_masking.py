@@ -122,10 +122,19 @@ def _labels_case(fn, ids, outcome):
         raise ExerciseError("Only the [MASK] positions got a label. Every *selected* position is predicted, also "
                             "those shown a random token or left unchanged.")
     wrong_unselected = (~selected) & (got != -100)
+    for shift in (1, -1):  # the right labels, one position off along the window
+        moved = torch.full_like(expected, -100)
+        if shift == 1:
+            moved[..., 1:] = expected[..., :-1]
+        else:
+            moved[..., :-1] = expected[..., 1:]
+        if torch.equal(got, moved):
+            raise ExerciseError(f"Your labels are the right ones shifted by one position ({'right' if shift == 1 else 'left'}"
+                                "): a position's label is the id *at that position*, where it was selected.")
     if wrong_unselected.any():
         values = sorted(set(got[wrong_unselected].tolist()))
         shown = ", ".join(map(str, values[:5])) + (", ..." if len(values) > 5 else "")
-        raise ExerciseError(f"At unselected positions (outcome 0) your labels hold {shown}: the loss skips a "
+        raise ExerciseError(f"At unselected positions (outcome 0) your labels hold the values {shown}: the loss skips a "
                             "position only where its label is -100 (cross_entropy's ignore_index).")
     for code, words in OUTCOME_WORDS.items():
         wrong = (outcome == code) & (got != ids)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import numbers
 
 import torch
@@ -90,6 +91,16 @@ def _count_slips(config) -> dict[str, tuple[int, str]]:
     return slips
 
 
+def _formula(config, **fixed) -> int:
+    """The parameter count of `config` with some sizes replaced (`fixed`), by the formula (no model built)."""
+    size = {name: fixed.get(name, getattr(config, name)) for name in
+            ("vocab_size", "d_model", "d_ff", "n_layers", "max_len", "type_vocab_size")}  # no BertConfig: no checks
+    d, f = size["d_model"], size["d_ff"]
+    layer = 4 * (d * d + d) + (d * f + f) + (f * d + d) + 2 * 2 * d
+    return (size["vocab_size"] * d + size["max_len"] * d + size["type_vocab_size"] * d + 2 * d + size["n_layers"] * layer
+            + (d * d + d) + 2 * d + size["vocab_size"] + (2 * d if config.pre_ln else 0))
+
+
 def check_count_parameters(fn) -> None:
     """fn(config: BertConfig) -> the number of parameters of BertForMLM(config)."""
     answers = []
@@ -136,6 +147,18 @@ def check_count_parameters(fn) -> None:
         (g - e) % ((2 * c.d_model + 1) * c.n_layers) == 0 for c, e, g in wrong) else None
     per_head = all(g - e == 4 * (c.d_model * c.d_model + c.d_model) * (c.n_heads - 1) * c.n_layers
                    for c, e, g in wrong)
+    # some sizes read from the notebook's parameters (d_model 64, n_layers 2, d_ff 256, max_len 128, 2 token types)
+    # and the rest from config: named if one such mix gives the learner's number on every configuration tried
+    notebook = {"d_model": 64, "n_layers": 2, "d_ff": 256, "max_len": 128, "type_vocab_size": 2}
+    mixed = None
+    for k in range(1, len(notebook) + 1):
+        for fields in itertools.combinations(notebook, k):
+            if all(_formula(c, **{f: notebook[f] for f in fields}) == g for c, _, g in answers) and any(
+                    _formula(c, **{f: notebook[f] for f in fields}) != e for c, e, _ in answers):
+                mixed = fields
+                break
+        if mixed:
+            break
     hint = (f"your function returned {got:,} for all three configurations the check tried, so it reads sizes from "
             "elsewhere (the notebook's own d_model, d_ff, ... or fixed numbers): read every size from `config`, "
             "config.d_model, config.d_ff, config.vocab_size and the rest" if same else
@@ -151,6 +174,9 @@ def check_count_parameters(fn) -> None:
             f"your position table has {window} rows on every configuration: it has one row per position the model "
             "can read, config.max_len, whatever length the windows of a notebook have" if window and 0 < window
             and all(window != c.max_len for c, _, _ in wrong) else
+            f"your count reads {', '.join(mixed)} from the notebook ({', '.join(f'{f}={notebook[f]}' for f in mixed)}) "
+            "instead of from `config`: read every size from `config`, the configuration the function is given"
+            if mixed else
             "count weights and biases of every Linear, 2 x d_model per LayerNorm (embeddings, 2 per layer, head, and "
             "a final one with pre_ln), and the three embedding tables")
     named = ", ".join(f"{k}={getattr(config, k)}" for k in ("vocab_size", "d_model", "n_layers", "n_heads", "d_ff",
