@@ -175,9 +175,9 @@ def plot_history(history: dict, baselines: dict[str, float] | None = None, x: st
             _tokens_axis(ax)
         ax.grid(alpha=0.3)
     ax_acc.legend(fontsize=8)
-    # the loss falls from the top left: its legend, in two columns, goes bottom left, clear of the dashed baselines
-    # above it for as long as the curve has not come down
-    ax_loss.legend(fontsize=8, ncol=2, loc="lower left")
+    # the loss falls from the top left to the bottom right: its legend, in two columns, sits on the right just under
+    # the top, between the uniform line (ln V, at the top) and the unigram line, where the falling curve has passed
+    ax_loss.legend(fontsize=8, ncol=2, loc="upper right", bbox_to_anchor=(1.0, 0.9))
     if title:
         fig.suptitle(title)
     fig.tight_layout()
