@@ -272,6 +272,17 @@ def _labels_shifted_left(ids, outcome):
     return lab
 
 
+def _ns_gram_without_transpose(matrix, steps):
+    a, b, c = 3.4445, -4.7750, 2.0315
+    tall = matrix.size(0) > matrix.size(1)
+    x = matrix.float().T if tall else matrix.float()
+    x = x / x.norm().clamp_min(1e-7)
+    for _ in range(steps):
+        g = x @ x if x.size(0) == x.size(1) else x @ x.T
+        x = a * x + (b * g + c * g @ g) @ x
+    return (x.T if tall else x).to(matrix.dtype)
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1274,6 +1285,8 @@ WRONG_ANSWERS = [
     (checks.check_make_labels, _labels_shifted_left, r"shifted by one position \(left\)"),
     # 04 (second learner review, 2026-11-27): d_model and d_ff from the notebook, the vocabulary from config
     (checks.check_count_parameters, lambda c: _count_with(c, d_model=64, d_ff=256), r"reads d_model, d_ff from the notebook"),
+    # 14 (second learner review, 2026-11-27): X @ X for the Gram matrix (square: no shape error, a blow-up)
+    (checks.check_newton_schulz, _ns_gram_without_transpose, r"X @ X itself is no Gram matrix"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),
