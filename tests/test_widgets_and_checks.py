@@ -1287,6 +1287,9 @@ WRONG_ANSWERS = [
     (checks.check_count_parameters, lambda c: _count_with(c, d_model=64, d_ff=256), r"reads d_model, d_ff from the notebook"),
     # 14 (second learner review, 2026-11-27): X @ X for the Gram matrix (square: no shape error, a blow-up)
     (checks.check_newton_schulz, _ns_gram_without_transpose, r"X @ X itself is no Gram matrix"),
+    # 02 (third learner review, 2026-11-27): a list comprehension over .tolist(), which fails on a batch
+    (checks.check_make_labels, lambda ids, o: [int(i) if v != 0 else -100 for i, v in zip(ids.tolist(), o.tolist())],
+     r"Return a torch tensor for the labels.* And ids and outcome can be a batch"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

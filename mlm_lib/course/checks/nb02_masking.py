@@ -162,8 +162,11 @@ def check_make_labels(fn) -> None:
             if k == 0 and "flattened" not in str(err):  # the batch: is the answer right for one window alone?
                 try:
                     _labels_case(fn, case_ids[0].clone(), case_outcome[0])
-                except ExerciseError:
-                    pass
+                except ExerciseError as one:
+                    if "Return a torch tensor" in str(one):  # the more basic slip, named first
+                        raise ExerciseError(f"{one} And ids and outcome can be a batch (windows x length), as in "
+                                            "training: work on the tensors whole, not on .tolist() of them (whose "
+                                            "items are rows).") from None
                 else:
                     raise ExerciseError("Right for one window, wrong for a batch: ids and outcome can be a batch (windows "
                                         "x length), as in training. There len(ids) counts windows, not tokens, and a "
