@@ -11,6 +11,7 @@ import difflib
 import os
 import re
 import signal
+import sysconfig
 import threading
 import traceback
 from contextlib import contextmanager
@@ -37,7 +38,7 @@ NOT_WRITTEN = ("Not written yet: the function still holds the placeholder. Write
 _LIBRARY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # .../mlm_lib
 
 
-_STDLIB = __import__("sysconfig").get_paths()["stdlib"]  # Python's own modules are no learner's code
+_STDLIB = sysconfig.get_paths()["stdlib"]  # Python's own modules are no learner's code
 
 
 def _learner_line(err: BaseException, graded: str | None = None) -> str:

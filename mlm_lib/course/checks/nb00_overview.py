@@ -1,6 +1,8 @@
 """Checks for the exercises of notebook 00 (overview)."""
 from __future__ import annotations
 
+import re
+
 from ._common import ExerciseError, _call, _none_message, _ok
 
 
@@ -71,7 +73,7 @@ def check_blank_positions(fn) -> None:
             raise ExerciseError(f"For {text!r} expected {expected}, got {got}: those are positions in the text with "
                                 "its outer spaces stripped. Positions count in the text as given, the spaces at its "
                                 "start included: leave the text as it is.")
-        runs = [m.start() for m in __import__("re").finditer("_+", text)]
+        runs = [m.start() for m in re.finditer("_+", text)]
         if got == runs and runs != expected:
             raise ExerciseError(f"For {text!r} expected {expected}, got {got}: a run of blanks next to each other was "
                                 "counted as one. Every `_` is a blank of its own, with its own position.")
