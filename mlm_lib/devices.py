@@ -193,9 +193,11 @@ def machine_record() -> dict:
 
 
 def machine_summary(record: dict | str) -> str:
-    """One line for a machine record (an older file's record is already a line)."""
+    """One line for a machine record. Files made before 2026-11-26 recorded the machine as a line without the CPU's
+    model (the course's 2-core machine was an AMD EPYC on some days and an Intel Xeon on others), so their line says
+    so: `reproduce` gives such a file's numbers bit for bit only on the CPU that made it, which no one can name."""
     if isinstance(record, str):
-        return record
+        return f"{record} (CPU model not recorded)"
     flags = ", ".join(record.get("cpu_flags", [])) or "no AVX2"
     gpu = f", GPU {record['gpu']}" if record.get("gpu") else ""
     return f"{record['cpu']} ({flags}), {record['cores']} cores, {record['threads']} thread{'s' * (record['threads'] != 1)}, torch {record['torch']}{gpu}"

@@ -144,3 +144,6 @@ def test_one_thread_is_one_thread_not_one_threads():
     record = {"cpu": "AMD EPYC", "cpu_flags": ["avx2"], "cores": 2, "threads": 1, "torch": "2.13.0+cpu"}
     assert devices.machine_summary(record) == "AMD EPYC (avx2), 2 cores, 1 thread, torch 2.13.0+cpu"
     assert devices.machine_summary(record | {"threads": 2}).endswith(", 2 threads, torch 2.13.0+cpu")
+    # an older file's one-line record says what it lacks, so no text takes it for a named machine
+    assert devices.machine_summary("x86_64, 2 threads, torch 2.13.0+cpu") == \
+        "x86_64, 2 threads, torch 2.13.0+cpu (CPU model not recorded)"

@@ -268,9 +268,11 @@ def test_electra_diagram_counts_real_replacements():
     assert "12 positions: 3 sampled, 2 really replaced" in drawn and "1 sampled back to the original" in drawn
     # a window longer than the picture: the title says which part it counts, not "3 of 24" for a window of 30
     long = tokens + list(" to be or not to be")
-    drawn = words(D.electra_diagram(long, shown + long[12:], sampled + long[12:], selected + [False] * 19,
-                                    replaced + [0] * 19, torch.rand(len(long)), shown=24))
+    tail = [False] * 16 + [True] + [False] * 2  # one more replacement at position 28, beyond the picture
+    drawn = words(D.electra_diagram(long, shown + long[12:], sampled + long[12:], selected + tail,
+                                    replaced + [int(t) for t in tail], torch.rand(len(long)), shown=24))
     assert "the first 24 of the window's 31 positions: 3 sampled" in drawn
+    assert "in the whole window, 4 sampled and 3 replaced" in drawn  # so a printout of the window's counts agrees
 
 
 def test_modern_pictures_follow_the_configuration():

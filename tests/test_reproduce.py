@@ -2,6 +2,8 @@
 command stopped early with --stop-at gives the same first steps as the same command run to its end."""
 import json
 import math
+import re
+from pathlib import Path
 
 import pytest
 
@@ -165,7 +167,6 @@ def test_a_rerun_of_some_seeds_compares_those_runs_and_not_the_summary():
 
 def test_the_shipped_report_is_the_table_the_results_readme_shows():
     """assets/results/reproduced.json (made by the command it names) against the README's table and claims."""
-    from pathlib import Path
     from mlm_lib.course.assets import load_json_results
     report = load_json_results("reproduced")
     readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
@@ -198,7 +199,6 @@ def test_the_shipped_report_is_the_table_the_results_readme_shows():
 def test_the_ablation_reproduces_bit_for_bit_by_todays_command():
     """assets/results/reproduced-ablation.json: a run of the shipped ablation re-run whole by today's speedrun
     command, every number identical (the comparisons at equal work are what a learner can re-run)."""
-    from pathlib import Path
     from mlm_lib.course.assets import load_json_results
     report = load_json_results("reproduced-ablation")
     readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
@@ -214,7 +214,6 @@ def test_seeds_added_later_reproduce_bit_for_bit_by_todays_command():
     """assets/results/reproduced-seeds.json: the first steps of three seeds added on 2026-11-26 (whole_word's on its
     recorded vocabulary, --vocabulary-of), re-run by today's
     commands with --stop-at, every number the two share identical; the README shows the report's table."""
-    from pathlib import Path
     from mlm_lib.course.assets import load_json_results
     report = load_json_results("reproduced-seeds")
     readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
@@ -232,7 +231,6 @@ def test_the_whole_word_reruns_reproduce_bit_for_bit():
     """assets/results/reproduced-whole_word.json: seeds 0 and 1 of the whole-word experiment, re-made on 2026-11-27 by
     today's command on the course model's vocabulary (they replace whole_word.json, which no command reproduced), re-run
     again for their first 300 steps: every number the two share identical; the README shows the report's table."""
-    from pathlib import Path
     from mlm_lib.course.assets import load_json_results
     report = load_json_results("reproduced-whole_word")
     readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
@@ -249,7 +247,6 @@ def test_the_curriculum_rerun_reproduces_bit_for_bit():
     """assets/results/reproduced-curriculum.json: the curriculum experiment made on 2026-11-27 (it replaced the file of
     2026-11-22, made on another day's machine), its seed-0 runs re-run for 200 steps on the same machine and thread
     count: every number the two share identical; the README shows the report's table."""
-    from pathlib import Path
     from mlm_lib.course.assets import load_json_results
     report = load_json_results("reproduced-curriculum")
     readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
@@ -267,7 +264,6 @@ def test_the_finetune_and_electra_reruns_reproduce_bit_for_bit():
     """assets/results/reproduced-finetune-electra.json: seed 0's six learners at 50 labels (finetune curve --budgets 50)
     and the second-stage experiment's two pretrainings of seed 0, re-run on the machine their files name: every number
     the files share identical, each learner and pretraining matched by name and seed; the README shows the table."""
-    from pathlib import Path
     from mlm_lib.course.assets import load_json_results
     report = load_json_results("reproduced-finetune-electra")
     readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
@@ -282,3 +278,16 @@ def test_the_finetune_and_electra_reruns_reproduce_bit_for_bit():
         assert entry["rerun_meta"]["machine"]["cpu"] == shipped["machine"]["cpu"]  # the machine the file names
         for part in entry["comparison"]["runs"]:
             assert part["compared"] > 0 and part["identical"] == part["compared"] and not part["differing"], part
+
+
+def test_the_results_readme_names_every_file_whose_cpu_is_unknown():
+    """A file made before records named the CPU holds a one-line machine; the README lists exactly those files (and
+    `machine_summary` says so wherever a notebook prints one), so no text takes them for a named machine's."""
+    assets = Path(__file__).resolve().parents[1] / "mlm_lib/course/assets"
+    readme = " ".join((assets / "results/README.md").read_text().split())
+    listed = readme[readme.index("They are"):readme.index("; so are the training logs")]
+    one_line = {f.name for f in (assets / "results").glob("*.json") if isinstance(json.loads(f.read_text()).get("machine"), str)}
+    assert one_line and set(re.findall(r"`([\w.-]+\.json)`", listed)) == one_line
+    logs = {f.name for f in (assets / "checkpoints").glob("*.json") if isinstance(json.loads(f.read_text()).get("machine"), str)}
+    assert {f"../checkpoints/{name}" for name in logs} <= set(re.findall(r"`([\w./-]+\.json)`", readme[readme.index("; so are the training logs"):][:200]))
+

@@ -2007,7 +2007,8 @@ def test_a_pass_for_the_course_solution_says_whose_answer_it_graded(tmp_path, ca
     answers = importlib.import_module("answers")
     checks.check_expected_counts(answers.expected_counts)
     out = capsys.readouterr().out
-    assert out.startswith("✓ Correct, for expected_counts from the folded solution cell above")
+    assert out.startswith("✓ The course's answer passes: this graded expected_counts from the folded solution cell "
+                          "above, not yet yours")
     checks.check_expected_counts(answers.mine)
     out = capsys.readouterr().out
     assert out.startswith("✓ Correct.") and "course's solution" not in out

@@ -964,6 +964,7 @@ def electra_diagram(tokens, shown_to_generator, sampled, selected, replaced, sco
     positions), its samples at every selected position, the discriminator's input (the samples written in) with
     the positions really replaced in red, and the discriminator's probability of "replaced" at every position."""
     n, total = min(shown, len(tokens)), len(tokens)
+    in_window = sum(bool(s) for s in selected), sum(bool(r) for r in replaced)  # the whole window's, for the title
     tokens, shown_to_generator, sampled = ([_token(str(t)) for t in x][:n] for x in (tokens, shown_to_generator, sampled))
     selected = [bool(s) for s in selected][:n]
     replaced = [bool(r) for r in replaced][:n]
@@ -991,8 +992,9 @@ def electra_diagram(tokens, shown_to_generator, sampled, selected, replaced, sco
     k = sum(selected)
     same = sum(1 for s, r in zip(selected, replaced) if s and not r)
     where = f"the first {n} of the window's {total} positions" if total > n else f"{n} positions"
+    whole = f"; in the whole window, {in_window[0]} sampled and {in_window[1]} replaced" if total > n else ""
     ax.text(0.15, 4.15, f"{where}: {k} sampled, {k - same} really replaced (red), {same} sampled back to the "
-            "original (labelled original)", fontsize=10, fontweight="bold")
+            f"original{whole}", fontsize=10, fontweight="bold")
     ax.text(0.15, 0.12, "the discriminator is scored at every position; the generator only at the selected ones. "
             "A bar's colour is the truth (red: really replaced), its height the prediction",
             fontsize=8.5, color="#555555")

@@ -170,8 +170,8 @@ def _ok(message: str) -> None:
     their own definition had another name or did not run), it says so: a ✓ for the folded answer is not theirs."""
     fn, _graded[0] = _graded[0], None
     if fn is not None and _is_course_solution(fn):  # said first, so that no one reads the ✓ as theirs
-        print(f"✓ Correct, for {getattr(fn, '__name__', 'the function')} from the folded solution cell above: the "
-              "course's answer, unless you typed yours into that cell. " + message)
+        print(f"✓ The course's answer passes: this graded {getattr(fn, '__name__', 'the function')} from the folded "
+              "solution cell above, not yet yours (unless you typed yours into that cell). " + message)
         print("  To grade yours, define a function of that name in a new cell right above this check, run it, then "
               "this check again.")
     else:
