@@ -77,7 +77,10 @@ def test_masked_window_shows_exactly_what_mask_tokens_chose(small_tokenizer):
     fig = D.masked_window(ids, inputs, labels, outcome, small_tokenizer, shown=40)
     drawn = D.texts(fig)
     selected = int((outcome[:40] != NOT_SELECTED).sum())
-    assert f"{selected} of 40 positions selected" in words(fig)
+    # drawn from a longer window, the title says which part it counts, so the window's own count does not puzzle
+    assert ids.numel() > 40 and f"positions 0–39 of the window's {ids.numel()}: {selected} selected" in words(fig)
+    whole = D.masked_window(ids, inputs, labels, outcome, small_tokenizer, shown=ids.numel())
+    assert f"{int((outcome != NOT_SELECTED).sum())} of {ids.numel()} positions selected" in words(whole)
     assert drawn.count("^") == selected  # one marker per selected position, no more
     label_cells = [t for t in drawn if re.fullmatch(r"\d+", t)]
     assert sorted(map(int, label_cells)) == sorted(labels[:40][labels[:40] != IGNORE_INDEX].tolist())

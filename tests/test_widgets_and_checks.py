@@ -1290,6 +1290,9 @@ WRONG_ANSWERS = [
     # 02 (third learner review, 2026-11-27): a list comprehension over .tolist(), which fails on a batch
     (checks.check_make_labels, lambda ids, o: [int(i) if v != 0 else -100 for i, v in zip(ids.tolist(), o.tolist())],
      r"Return a torch tensor for the labels.* And ids and outcome can be a batch"),
+    # 02 (fourth learner review, 2026-11-27): right tensors, then .tolist() at the end: the type alone is named
+    (checks.check_make_labels, lambda ids, o: torch.where(o != 0, ids, -100).tolist(),
+     r"^Return a torch tensor for the labels, not list\.$"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

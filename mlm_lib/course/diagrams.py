@@ -225,6 +225,7 @@ def masked_window(ids, inputs, labels, outcome, tokenizer, start: int = 0, shown
     what the model is shown there ([MASK] / random / kept, coloured), and the labels row (the original id where
     the loss counts, -100 elsewhere). Drawn for positions start .. start + shown of `mask_tokens`' output, in
     blocks of at most 22 positions, so that every cell and id stays readable at a notebook's width."""
+    total = ids.numel()
     ids, inputs, labels, outcome = (t.reshape(-1)[start:start + shown].tolist() for t in (ids, inputs, labels, outcome))
     n = len(ids)
     blocks = max(1, -(-n // 22))
@@ -251,7 +252,9 @@ def masked_window(ids, inputs, labels, outcome, tokenizer, start: int = 0, shown
                     fontsize=8.5, color="#555555")
     counts = {code: outcome.count(code) for code in (MASKED, RANDOM, UNCHANGED)}
     selected = n - outcome.count(NOT_SELECTED)
-    ax.text(0.15, top + 0.3, f"{selected} of {n} positions selected: " + ", ".join(
+    where = (f"positions {start}–{start + n - 1} of the window's {total}: {selected} selected" if total > n  # a part
+             else f"{selected} of {n} positions selected")
+    ax.text(0.15, top + 0.3, f"{where}: " + ", ".join(
         f"{counts[c]} {OUTCOME_NAMES[c]}" for c in (MASKED, RANDOM, UNCHANGED)), fontsize=10, fontweight="bold")
     for i, code in enumerate((MASKED, RANDOM, UNCHANGED)):
         ax.add_patch(Rectangle((x0 + i * 1.9, 0.22), 0.25, 0.2, facecolor=OUTCOME_COLOURS[code], edgecolor="#999999"))

@@ -90,6 +90,16 @@ def _labels_hint(err):
     return None
 
 
+def _right_once_a_tensor(fn, ids, outcome) -> bool:
+    """Are the batch's labels right but handed back as a list (a .tolist() at the end)? Then the type is the only
+    slip, and a hint about loops over .tolist() would blame a mistake the answer did not make."""
+    try:
+        got = torch.as_tensor(fn(ids.clone(), outcome.clone()))
+    except Exception:  # a learner's function: whatever it raises, the answer is not merely a list
+        return False
+    return got.shape == ids.shape and torch.equal(got, torch.where(outcome != 0, ids, torch.full_like(ids, -100)))
+
+
 def _labels_case(fn, ids, outcome):
     """Grade one (ids, outcome) pair; raise ExerciseError on a wrong answer."""
     before = ids.clone()
@@ -164,6 +174,8 @@ def check_make_labels(fn) -> None:
                     _labels_case(fn, case_ids[0].clone(), case_outcome[0])
                 except ExerciseError as one:
                     if "Return a torch tensor" in str(one):  # the more basic slip, named first
+                        if _right_once_a_tensor(fn, case_ids, case_outcome):  # tensors whole, .tolist() at the end
+                            raise ExerciseError(str(one)) from None
                         raise ExerciseError(f"{one} And ids and outcome can be a batch (windows x length), as in "
                                             "training: work on the tensors whole, not on .tolist() of them (whose "
                                             "items are rows).") from None
