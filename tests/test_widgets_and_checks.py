@@ -283,6 +283,14 @@ def _ns_gram_without_transpose(matrix, steps):
     return (x.T if tall else x).to(matrix.dtype)
 
 
+def _mask_positions_empty_shortcut(ids, positions, mask_id):
+    if not positions:
+        return ids  # the input itself, not a copy
+    masked = ids.clone()
+    masked[positions] = mask_id
+    return masked
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1293,6 +1301,8 @@ WRONG_ANSWERS = [
     # 02 (fourth learner review, 2026-11-27): right tensors, then .tolist() at the end: the type alone is named
     (checks.check_make_labels, lambda ids, o: torch.where(o != 0, ids, -100).tolist(),
      r"^Return a torch tensor for the labels, not list\.$"),
+    # 06 (learner review, 2026-11-27): with no positions, ids itself handed back instead of a copy
+    (checks.check_mask_positions, _mask_positions_empty_shortcut, "handed back ids itself"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

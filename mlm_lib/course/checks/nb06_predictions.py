@@ -123,6 +123,10 @@ def check_mask_positions(fn) -> None:
         if got.dtype != ids.dtype:
             raise ExerciseError(f"Return ids of the ids' own type ({ids.dtype}), not {got.dtype}: the model looks "
                                 "each id up in a table and the tokenizer decodes it, and both need whole numbers.")
+        if got is ids or (got.numel() and got.data_ptr() == ids.data_ptr()):
+            raise ExerciseError("Your function handed back ids itself (or a view of it), not a copy: the caller's "
+                                "ids and your result are one tensor, so a blank written into the result later would "
+                                "overwrite the text. Return a copy even when there is nothing to mask.")
         if got.shape == expected.shape and torch.equal(got, expected):
             continue
         if not positions:
