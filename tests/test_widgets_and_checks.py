@@ -291,6 +291,14 @@ def _mask_positions_empty_shortcut(ids, positions, mask_id):
     return masked
 
 
+def _hf_name_by_dict_one_part_extra(name):
+    """12 Ex1 by a dict, with 'ff_out' written as 'intermediate.output.dense' (no str.replace anywhere)."""
+    _, i, rest = name.split(".", 2)
+    part, kind = rest.rsplit(".", 1)
+    table = {"ff_out": "intermediate.output.dense"}
+    return f"bert.encoder.layer.{i}.{table.get(part, _hf_name(name).split('.', 4)[4].rsplit('.', 1)[0])}.{kind}"
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1303,6 +1311,11 @@ WRONG_ANSWERS = [
      r"^Return a torch tensor for the labels, not list\.$"),
     # 06 (learner review, 2026-11-27): with no positions, ids itself handed back instead of a copy
     (checks.check_mask_positions, _mask_positions_empty_shortcut, "handed back ids itself"),
+    # 03 (learner review, 2026-11-27): an additive 0 / -inf bias instead of the boolean mask
+    (checks.check_causal_mask, lambda n: torch.zeros(n, n).masked_fill(torch.ones(n, n, dtype=torch.bool).triu(1), float("-inf")),
+     "additive bias"),
+    # 12 (learner review, 2026-11-27): a part too many from a dict: the hint does not blame a chain of str.replace
+    (checks.check_hf_name, _hf_name_by_dict_one_part_extra, r"one part too many, 'intermediate'\. Compare what your"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),
@@ -1322,7 +1335,7 @@ WRONG_ANSWERS = [
     (checks.check_with_mask, lambda t, p, m: t[:p - 1] + m + t[p:], "character before it"),
     (checks.check_with_mask, lambda t, p, m: t[:p + 1] + m + t[p + 2:], "no \\[CLS\\] in it to shift past"),
     (checks.check_hf_name, lambda n: _hf_name(n).replace("attention.output.LayerNorm",
-                                                         "attention.output.dense.LayerNorm"), "one part too many"),
+                                                         "attention.output.dense.LayerNorm"), "one part too many.*Renaming in steps"),
     (checks.check_with_mask, lambda t, p, m: list(t[:p]) + [m] + list(t[p + 1:]), "one string"),
     (checks.check_next_token_loss, lambda lg, ids: F_.nll_loss(lg[:, :-1].softmax(-1).reshape(-1, lg.size(-1)),
                                                                ids[:, 1:].reshape(-1)), "\\*log\\*-probability"),
@@ -2326,3 +2339,17 @@ def test_a_crash_in_a_function_the_answer_called_names_that_function():
     with pytest.raises(ExerciseError) as caught:
         checks.check_best_pair(_count_with_the_notebooks_counts)
     assert "in _notebook_helper, which your function called, line" in str(caught.value)
+
+
+def test_notebook_12_refuses_a_text_it_cannot_compare_and_a_with_mask_answer_the_check_refused():
+    """Section 4's guards, before the pipeline runs: each says what to change, none lets a wrong input through."""
+    from mlm_lib.course.checks._common import ParameterError
+    from mlm_lib.course.checks.nb12_hugging_face import check_one_mask, check_text_parameter
+    check_text_parameter("To be, or not to be", 128)  # usable: nothing raised
+    for text, fix in (("x" * 129, "shorten text"), ("abc", "lengthen text"), ("To [MASK] or not", "plain text")):
+        with pytest.raises(ParameterError, match=fix):
+            check_text_parameter(text, 128)
+    check_one_mask("To [MASK]e", "[MASK]")
+    for masked in (["To [MASK]e"], "To be", "[MASK][MASK]"):
+        with pytest.raises(ExerciseError, match="one mask token"):
+            check_one_mask(masked, "[MASK]")

@@ -106,6 +106,10 @@ def check_causal_mask(fn) -> None:
             raise ExerciseError(f"For length {n} expected a ({n}, {n}) mask, one row per query and one column per "
                                 f"key, got shape {tuple(got.shape)}.")
         if got.dtype != torch.bool:
+            if got.is_floating_point() and n > 1 and torch.equal(got == 0, expected) and bool(got[~expected].isinf().all()):
+                raise ExerciseError("That is an additive bias, 0 where a key may be seen and -inf where it is blocked "
+                                    "(added to the scores, another form of the same mask). The task asks for the "
+                                    "mask itself: a boolean tensor, True where query i may attend to key j.")
             raise ExerciseError(f"Return a boolean tensor (True = may attend), not {got.dtype}.")
         if got.shape == expected.shape and torch.equal(got, expected):
             continue

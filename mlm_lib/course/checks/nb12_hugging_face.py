@@ -2,7 +2,17 @@
 from __future__ import annotations
 
 from ...model import _name_map
-from ._common import ExerciseError, _call, _ok
+from ._common import ExerciseError, ParameterError, _call, _ok
+
+
+def _uses_replace(fn) -> bool:
+    """Does the answer rename with str.replace? Only then is a chain of replaces the likely cause of a doubled part
+    (a dict or a table can hold one too, and its hint should not blame a replace the learner never wrote)."""
+    import inspect
+    try:
+        return ".replace(" in inspect.getsource(fn)
+    except (OSError, TypeError):  # no source to read (a lambda typed at a prompt, a built-in): say nothing of it
+        return False
 
 
 def check_hf_name(fn) -> None:
@@ -50,9 +60,10 @@ def check_hf_name(fn) -> None:
         parts, wanted = got.split("."), want.split(".")
         extra = [p for i, p in enumerate(parts) if parts[:i] + parts[i + 1:] == wanted]
         if extra:
-            raise ExerciseError(f"{ours}: expected {want!r}, got {got!r}: one part too many, {extra[0]!r}. Renaming in "
-                                "steps (one str.replace after another) lets a later step rewrite what an earlier one "
-                                "wrote: rename each part of our name once.")
+            why = ("Renaming in steps (one str.replace after another) lets a later step rewrite what an earlier one "
+                   "wrote: rename each part of our name once." if _uses_replace(fn) else
+                   "Compare what your function writes for this part with the table above.")
+            raise ExerciseError(f"{ours}: expected {want!r}, got {got!r}: one part too many, {extra[0]!r}. {why}")
         raise ExerciseError(f"{ours} should map to {want!r}, got {got!r}. Look at the table above: which of their "
                             "modules holds this part?")
     _ok(f"All {len(cases)} parameter names the check tried (layers 0, 1, 2 and 11 of a 12-layer encoder) map to "
@@ -92,3 +103,26 @@ def check_with_mask(fn) -> None:
                                 f"*replace* it, or the model sees the answer right beside the blank. Expected {want!r}.")
         raise ExerciseError(f"For {text!r} at {position}: expected {want!r}, got {got!r}.")
     _ok("One character out, one [MASK] in: the pipeline's tokenizer reads [MASK] as a single token.")
+
+
+def check_text_parameter(text: str, max_len: int) -> None:
+    """Section 4 of notebook 12 compares our predictions with the pipeline's on the parameters cell's `text`, with a
+    blank at every 9th character from 3: a `text` it cannot use is refused here, with what to change, before the
+    pipeline would fail inside the model (past its position table) or compare nothing."""
+    if len(text) > max_len:
+        raise ParameterError(f"text has {len(text)} characters; the model reads at most {max_len}: shorten text in "
+                             "the parameters cell.")
+    if len(text) < 4:
+        raise ParameterError(f"text has {len(text)} characters; this comparison needs at least 4: lengthen text in "
+                             "the parameters cell.")
+    if "[MASK]" in text:  # the cell chooses the blanks itself; the model would read '[MASK]' as six characters
+        raise ParameterError("text holds '[MASK]': this cell puts the blanks in itself (every 9th character), so "
+                             "write plain text in the parameters cell.")
+
+
+def check_one_mask(masked, mask_token: str) -> None:
+    """What `with_mask` gave, before the pipeline reads it: one string holding the mask token once (an answer that
+    Exercise 2's check refused may give anything else)."""
+    if not isinstance(masked, str) or masked.count(mask_token) != 1:
+        raise ExerciseError(f"with_mask gave {masked!r}: the pipeline needs a string with one mask token. Run "
+                            "Exercise 2's check, which says what to fix, then this cell again.")
