@@ -25,6 +25,9 @@ def test_summarize_compares_with_the_first_schedule(make_run):
     assert lin["target_loss"] == 2.4 and lin["tokens_to_target"] == 200 and lin["baseline_tokens_to_target"] == 400
     assert lin["token_ratio"] == 0.5 and summary["schedules"]["fixed"]["token_ratio"] == 1.0
     assert lin["mid_loss"] == 2.4 and "0.50x of fixed" in curriculum_report({"summary": summary})
+    # training time in whole seconds, not tenths of a minute (which made 15.2 s and 14.9 s read 0.3 and 0.2)
+    header, _, row = curriculum_report({"summary": summary}).splitlines()
+    assert "train s" in header and row.endswith(f"{lin['seconds']:>7.0f} {'0.50x of fixed':>16}")
 
 
 @pytest.mark.slow
