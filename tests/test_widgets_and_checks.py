@@ -7,6 +7,7 @@ import re
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from mlm_lib.course import checks
 from mlm_lib.course.checks import ExerciseError
@@ -1316,6 +1317,14 @@ WRONG_ANSWERS = [
      "additive bias"),
     # 12 (learner review, 2026-11-27): a part too many from a dict: the hint does not blame a chain of str.replace
     (checks.check_hf_name, _hf_name_by_dict_one_part_extra, r"one part too many, 'intermediate'\. Compare what your"),
+    # 13 (learner review, 2026-11-27): three slips that got the generic checklist
+    (checks.check_next_token_loss, lambda lg, ids: -F.cross_entropy(lg[:, :-1].reshape(-1, lg.shape[-1]),
+                                                                     ids[:, 1:].reshape(-1)), "wrong sign"),
+    (checks.check_next_token_loss, lambda lg, ids: F.cross_entropy(lg.reshape(-1, lg.shape[-1]), ids.roll(-1, 1).reshape(-1)),
+     "roll wraps around"),
+    (checks.check_next_token_loss, lambda lg, ids: F.cross_entropy(
+        lg[:, :-1].reshape(-1, lg.shape[-1]), ids[:, 1:].reshape(-1), reduction="none").view(len(ids), -1).sum(1).mean(),
+     "each window's \*sum\*"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

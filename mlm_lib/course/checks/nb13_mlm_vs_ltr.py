@@ -128,6 +128,17 @@ def check_next_token_loss(fn) -> None:
     if torch.allclose(got, F.cross_entropy(logits[:, 1:].reshape(-1, 11), ids[:, :-1].reshape(-1))):
         raise ExerciseError("Shifted the wrong way: you score each position against the token *before* it. Position "
                             "i's logits predict the token at i + 1.")
+    if torch.allclose(got, -want, atol=1e-5):
+        raise ExerciseError("Right size, wrong sign: the loss is *minus* the mean log-probability of each next token "
+                            "(log-probabilities are negative, so the loss is positive).")
+    if torch.allclose(got, F.cross_entropy(logits.reshape(-1, 11), ids.roll(-1, dims=1).reshape(-1))):
+        raise ExerciseError("roll wraps around: the last position's logits were scored against the window's *first* "
+                            "token. The last position has no next token in the window: leave it out (logits[:, :-1] "
+                            "against ids[:, 1:]).")
+    per_window = F.cross_entropy(flat_logits, flat_labels, reduction="none").view(len(ids), -1).sum(1)
+    if torch.allclose(got, per_window.mean()):
+        raise ExerciseError("That is each window's *sum* of losses, averaged over the windows: the loss is the mean "
+                            "over every prediction (a sum grows with the window's length).")
     if not torch.allclose(got, want, atol=1e-5):
         raise ExerciseError(f"Not the mean next-token cross-entropy yet: expected {want.item():.4f}, got "
                             f"{got.item():.4f} (logits of shape {tuple(logits.shape)}). Check in turn: which logits "
