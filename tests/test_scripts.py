@@ -19,6 +19,18 @@ def test_bench_smoke(tmp_path, capsys):
     assert "vs HF" in capsys.readouterr().out
 
 
+def test_bench_muon_times_both_and_names_the_machine(tmp_path, capsys):
+    """notebook 14's bfloat16-against-float32 figure comes from this command's file, with the CPU's flags."""
+    out = tmp_path / "bench-muon.json"
+    bench.main(["--muon", "--steps", "2", "--warmup", "0", "--device", "cpu", "--out", str(out)])
+    result = json.loads(out.read_text())
+    muon = result["muon"]
+    assert muon["matrices"] == 24 and all(ms > 0 for ms in muon["median_ms"].values())
+    assert muon["bf16_vs_fp32"] == pytest.approx(muon["median_ms"]["torch.optim.Muon step (bfloat16)"]
+                                                 / muon["median_ms"]["newton_schulz, float32"])
+    assert "cpu_flags" in result["machine"] and "bfloat16 / float32" in capsys.readouterr().out
+
+
 @pytest.mark.slow
 def test_pretrain_smoke(tmp_path):
     log = pretrain.main(["--config", "smoke", "--out", str(tmp_path), "--no-progress"])
@@ -151,3 +163,13 @@ def test_whole_word_readme_table_is_the_shipped_results():
                     f"{f['words_masked']['accuracy']:.1%}", f"{f['words_masked']['word_accuracy']:.1%}",
                     f"{f['word_mates']['mates_visible']:.1%}", f"{f['word_mates']['mates_masked']:.1%}"]
         assert [c.strip() for c in rest.split("|")] == expected, (objective, seed)
+
+
+def test_the_shipped_muon_bench_holds_what_notebook_14_says():
+    """'On a CPU that has bfloat16 instructions the two cost about the same': the file was made on such a CPU, by
+    the command, and its two medians are within a fifth of each other."""
+    from mlm_lib.course.assets import load_json_results
+    made = load_json_results("bench-muon")
+    assert made["options"]["--muon"] and made["options"]["--device"] == "cpu"  # written by bench --muon
+    assert {"avx512_bf16", "amx_bf16"} & set(made["machine"]["cpu_flags"])
+    assert 0.8 < made["muon"]["bf16_vs_fp32"] < 1.25

@@ -300,6 +300,15 @@ def _hf_name_by_dict_one_part_extra(name):
     return f"bert.encoder.layer.{i}.{table.get(part, _hf_name(name).split('.', 4)[4].rsplit('.', 1)[0])}.{kind}"
 
 
+def _ns_without_coefficients(matrix, steps=5):
+    """14 Ex1 in a new cell, the coefficients a, b, c left behind in the folded template's cell."""
+    x = matrix / matrix.norm()
+    for _ in range(steps):
+        gram = x @ x.T
+        x = a * x + b * gram @ x + c * gram @ gram @ x  # noqa: F821 -- undefined here, as in the learner's cell
+    return x
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -969,8 +978,9 @@ WRONG_ANSWERS = [
      "attention_mask.bool"),
     # a learner's review of 16 (2026-11-27): the notebook's half width typed in; the width from len(x)
     (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., 2:], x[..., :2]), -1) * s, "fits one width only"),
-    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., 8:], x[..., :8]), -1) * s, "as wide as the whole vector"),
-    (checks.check_rotate, lambda x, c, s: x * c + x * s, "x itself stands where its quarter turn"),
+    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., 8:], x[..., :8]), -1) * s,
+     "Right for vectors of 16 numbers .* a fixed 8 wide"),
+    (checks.check_rotate, lambda x, c, s: x * c + x * s, "as if x itself stood where its quarter turn"),
     (checks.check_rotate, lambda x, angles: x, "rotate\\(x, cos, sin\\)"),
     (checks.check_geglu, lambda x, wi, wo: (lambda y: wo(F_.gelu(y[..., :344]) * y[..., 344:]))(wi(x)), "the check.s f = 5"),
     (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., len(x) // 2:], x[..., :len(x) // 2]), -1) * s,
@@ -1325,6 +1335,8 @@ WRONG_ANSWERS = [
     (checks.check_next_token_loss, lambda lg, ids: F.cross_entropy(
         lg[:, :-1].reshape(-1, lg.shape[-1]), ids[:, 1:].reshape(-1), reduction="none").view(len(ids), -1).sum(1).mean(),
      "each window's \*sum\*"),
+    # 14 (learner review, 2026-11-27): the coefficients a, b, c never defined in the learner's own cell
+    (checks.check_newton_schulz, _ns_without_coefficients, "a, b and c are the iteration's coefficients"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -19,6 +19,10 @@ Peers:
 `--electra` times an ELECTRA step (trained jointly, and the second stage) against a masked-LM step on the same
 masked batches, with the operator calls of one step of each (notebook 15, section 8).
 
+`--muon` times one `torch.optim.Muon` step (its Newton–Schulz iterations in bfloat16) against the same five
+iterations in float32 by `mlm_lib.muon.newton_schulz`, on the course model's encoder matrices, interleaved
+(notebook 14, section 3: which is cheaper depends on whether the CPU has bfloat16 instructions).
+
 `--modern` times ModernBERT's changes at the setting the speedrun trains with (length 128, batch 32, dropout
 0): the course's modern model (`mlm_lib.model.MODERN`) against Hugging Face's `ModernBertForMaskedLM` of the
 same configuration, the same model with three QKV projections instead of one (what fused QKV alone buys), and
@@ -269,6 +273,34 @@ def bench_electra(steps: int = 30, warmup: int = 5, seed: int = 0, length: int =
             "characters_a_step": length * batch, "steps": steps, "threads": torch.get_num_threads(), "peers": peers}
 
 
+def bench_muon(steps: int = 30, warmup: int = 5, seed: int = 0) -> dict:
+    """One `torch.optim.Muon` step against five float32 Newton–Schulz iterations (`mlm_lib.muon.newton_schulz`),
+    on the gradients of the course model's encoder matrices (`hidden_matrices`), taking turns step by step in one
+    process. PyTorch's Muon iterates in bfloat16: cheap on a CPU with bfloat16 instructions, emulated (slow)
+    without them, which is why the course's `MuonAndAdamW` iterates in float32 (notebook 14, section 3)."""
+    from ..muon import hidden_matrices, newton_schulz
+
+    torch.manual_seed(seed)
+    model = BertForMLM(BertConfig(vocab_size=VOCAB, **_COURSE))
+    names = set(hidden_matrices(model))
+    matrices = [p for n, p in model.named_parameters() if n in names]
+    for matrix in matrices:
+        matrix.grad = torch.randn_like(matrix)
+    optimizer = torch.optim.Muon(matrices, lr=0.02)
+    peers = {"torch.optim.Muon step (bfloat16)": optimizer.step,
+             "newton_schulz, float32": lambda: [newton_schulz(m.grad, 5) for m in matrices]}
+    times = {k: [] for k in peers}
+    for i in range(warmup + steps):
+        for key, run in peers.items():
+            t = time.perf_counter()
+            run()
+            if i >= warmup:
+                times[key].append(time.perf_counter() - t)
+    ms = {k: 1000 * statistics.median(ts) for k, ts in times.items()}
+    return {"config": "muon", "matrices": len(matrices), "steps": steps, "threads": torch.get_num_threads(),
+            "median_ms": ms, "bf16_vs_fp32": ms["torch.optim.Muon step (bfloat16)"] / ms["newton_schulz, float32"]}
+
+
 def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0, dropout: float = COURSE_DROPOUT,
                  device="cpu") -> dict:
     sizes, length, batch = CONFIGS[name]
@@ -390,6 +422,8 @@ def main(argv=None) -> list[dict]:
                         help="only ModernBERT's step against Hugging Face's and BERT's, at the speedrun's setting")
     parser.add_argument("--electra", action="store_true",
                         help="only an ELECTRA step against a masked-LM step on the same characters (notebook 15)")
+    parser.add_argument("--muon", action="store_true",
+                        help="only torch.optim.Muon's bfloat16 step against float32 iterations (notebook 14)")
     parser.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
     add_device_options(parser)
     args = parser.parse_args(argv)
@@ -397,7 +431,7 @@ def main(argv=None) -> list[dict]:
     if any(not 0.0 <= d < 1.0 for d in args.dropout):
         parser.error(f"--dropout values must be in [0, 1), got {args.dropout}")
     options = {"--config": args.config, "--steps": args.steps, "--warmup": args.warmup, "--dropout": args.dropout,
-               "--modern": args.modern, "--electra": args.electra, "--device": device.type}
+               "--modern": args.modern, "--electra": args.electra, "--muon": args.muon, "--device": device.type}
     out = open_run(parser, "bench", args.out, options=options, overwrite=args.overwrite, resumable=False, argv=argv)
 
     def write(result: dict) -> None:
@@ -406,6 +440,17 @@ def main(argv=None) -> list[dict]:
             out.finish()
 
     print(f"{devices.describe(device, 'fp32')}, torch {torch.__version__}")
+    if args.muon:
+        if device.type != "cpu":
+            parser.error("--muon times the CPU (whether it has bfloat16 instructions): run it with --device cpu")
+        result = bench_muon(args.steps, args.warmup)
+        print(f"\nMuon's iterations on the course model's {result['matrices']} encoder matrices, median of "
+              f"{result['steps']} steps")
+        for key, ms in result["median_ms"].items():
+            print(f"{key:>34} {ms:8.1f} ms")
+        print(f"bfloat16 / float32: {result['bf16_vs_fp32']:.2f}x")
+        write({"machine": machine(), "date": today(), "muon": result})
+        return [result]
     if args.electra:
         result = bench_electra(args.steps, args.warmup, device=device)
         print(f"\nAn ELECTRA step against a masked-LM step, {result['characters_a_step']:,} characters a step "

@@ -133,8 +133,8 @@ def check_newton_schulz(fn) -> None:
                             "of `steps` must be 5, Muon's.")
     zero = _tensor(_call(fn, torch.zeros(3, 5), 5), "the result for a zero matrix")
     if not torch.isfinite(zero).all():
-        raise ExerciseError("A matrix of zeros (a gradient can be one) gives NaN: its norm is 0. Divide by the norm "
-                            "clamped away from zero, e.g. `norm.clamp_min(1e-7)`, as mlm_lib.newton_schulz does.")
+        raise ExerciseError("A matrix of zeros (a gradient can be one) gives NaN: its norm is 0. Keep the norm you "
+                            "divide by away from zero (a small floor), as the text says and mlm_lib.newton_schulz does.")
     _ok("Five iterations of three small matrix products each: on the check's matrices every singular value lands "
         "between about 0.5 and 1.5, so those directions all move by about the same amount.")
 
@@ -151,6 +151,9 @@ def _takes_muon_hint(err):
 def _steps_hint(err):
     if isinstance(err, TypeError) and "positional argument" in str(err):
         return "the check calls newton_schulz_by_hand(matrix, steps): give it a second argument, steps=5 by default."
+    if isinstance(err, NameError) and getattr(err, "name", None) in ("a", "b", "c"):
+        return ("a, b and c are the iteration's coefficients, (3.4445, -4.775, 2.0315) in the text above: define them "
+                "in your own cell too (the folded template does, on its first line), or write the numbers in.")
     return None
 
 

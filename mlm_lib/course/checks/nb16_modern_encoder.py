@@ -70,12 +70,18 @@ def check_rotate(fn) -> None:
         raise ExerciseError("The halves were taken along the first dimension (the batch): a pair is two numbers of one "
                             "vector, so split the last dimension, whatever the number of dimensions before it.")
     d = x.size(-1)
-    if torch.allclose(got, x * cos + x * sin, atol=1e-5):  # no turn at all (or halves as wide as the vector)
-        raise ExerciseError(f"Your result is x * cos + x * sin: nothing was turned. Either x itself stands where its "
-                            "quarter turn (-x2, x1) belongs; or your halves are as wide as the whole vector, as a width "
-                            f"typed in does when it equals the check's vectors' width ({d}; the notebook's are 16); or "
-                            "they were sliced on the first axis (x[h:] where x[..., h:] is meant: the check's vectors "
-                            "come in a batch). The halves are those of the last axis, h = x.shape[-1] // 2.")
+    if torch.allclose(got, x * cos + x * sin, atol=1e-5):  # no turn at all: tell the three usual causes apart
+        if _right_on(fn, (2, 3, 7, 16)):  # right at the notebook's width: a width typed in, not read from x
+            raise ExerciseError(f"Right for vectors of 16 numbers (the notebook's d_head), not for the check's {d}: "
+                                f"your halves are a fixed 8 wide, here the whole vector, so nothing turns. Take the "
+                                "width from x: h = x.shape[-1] // 2.")
+        if _right_on(fn, (8,)):  # right for one vector alone: the halves sliced on the first axis
+            raise ExerciseError("Right for a single vector, not for a batch of them: your halves were sliced on the "
+                                "first axis (x[h:] where x[..., h:] is meant), which in a batch is not the vector's. "
+                                "Slice the last axis: x[..., :h] and x[..., h:].")
+        raise ExerciseError("Your result is x * cos + x * sin: nothing was turned, as if x itself stood where its "
+                            "quarter turn (-x2, x1) belongs. Build the quarter turn from the two halves of the last "
+                            "axis, h = x.shape[-1] // 2.")
     for h in range(1, d):  # the turn with halves of another width: a fixed one, or another dimension's
         if h != d // 2 and torch.allclose(got, x * cos + torch.cat((-x[..., h:], x[..., :h]), -1) * sin, atol=1e-5):
             wide = f"{h} number{'s' if h > 1 else ''} wide"
@@ -90,6 +96,21 @@ def check_rotate(fn) -> None:
     if (got.norm(dim=-1) - x.norm(dim=-1)).abs().max() > 1e-3:
         raise ExerciseError("The vectors changed length: a rotation keeps it, so something other than a turn happened.")
     raise ExerciseError("Not the expected rotation: x * cos + (the quarter-turned x) * sin, pair (i, i + d/2) by pair.")
+
+
+def _right_on(fn, shape) -> bool:
+    """Does the answer turn vectors of this shape right (the last number: their width)? A shape of one dimension is
+    one vector with its position's angles, as the notebook's cell 8 calls it."""
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(1))
+    cos, sin = rope_angles(7, shape[-1])
+    if len(shape) == 1:
+        cos, sin = cos[3], sin[3]
+    try:
+        got = fn(x.clone(), cos, sin)
+        return isinstance(got, torch.Tensor) and got.shape == x.shape and torch.allclose(got, apply_rope(x, cos, sin),
+                                                                                          atol=1e-5)
+    except Exception:  # noqa: BLE001 -- a learner's function failing here only means: not right on this shape
+        return False
 
 
 def _rotate_hint(err):
