@@ -309,6 +309,13 @@ def _ns_without_coefficients(matrix, steps=5):
     return x
 
 
+def _embed_norm_over_length(embeddings, ids, token_type_ids):
+    """04 Ex2 with the LayerNorm told the window's length instead of d_model."""
+    positions = torch.arange(ids.size(-1))
+    summed = embeddings.word(ids) + embeddings.position(positions) + embeddings.token_type(token_type_ids)
+    return torch.nn.functional.layer_norm(summed, (ids.size(-1),))
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1337,6 +1344,20 @@ WRONG_ANSWERS = [
      "each window's \*sum\*"),
     # 14 (learner review, 2026-11-27): the coefficients a, b, c never defined in the learner's own cell
     (checks.check_newton_schulz, _ns_without_coefficients, "a, b and c are the iteration's coefficients"),
+    # 04 (learner review, 2026-11-27): the norm told the length, not d_model: the hint names the width, not concat
+    (checks.check_embed, _embed_norm_over_length, "LayerNorm was told a width of"),
+    # 04 (learner review, 2026-11-27): a float from float(...), no division anywhere: the hint does not blame `/`
+    (checks.check_count_parameters, lambda config: float(__import__("mlm_lib.course.checks.nb04_encoder",
+                                                                    fromlist=["_formula"])._formula(config)),
+     r"not the float [\d.]+: convert it with int"),
+    # 05 (learner review, 2026-11-27): three slips that got the generic reply
+    (checks.check_masked_loss, lambda lg, lb: F.cross_entropy(lg[lb == -100], lb.clamp(min=0)[lb == -100]),
+     "wrong way round"),
+    (checks.check_masked_loss, lambda lg, lb: F.cross_entropy(lg[lb != -100].softmax(-1), lb[lb != -100]),
+     "normalised twice"),
+    (checks.check_masked_loss, lambda lg, lb: torch.stack([F.cross_entropy(lg[i][lb[i] != -100], lb[i][lb[i] != -100])
+                                                           for i in range(len(lb)) if (lb[i] != -100).any()]).mean(),
+     "mean of each window's mean"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

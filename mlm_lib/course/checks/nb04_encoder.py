@@ -5,6 +5,7 @@ import contextlib
 import dataclasses
 import itertools
 import numbers
+import re
 
 import torch
 
@@ -117,8 +118,9 @@ def check_count_parameters(fn) -> None:
                                 "count from the configuration alone: write it as a formula of d_model, d_ff, "
                                 "vocab_size, max_len, ...")
         if isinstance(got, float):
-            raise ExerciseError(f"Return a whole number (an int), not the float {got!r}: `/` always gives a float "
-                                "in Python (d_ff / d_model too); count with `*`, `+` and `//`, or int(...) at the end.")
+            why = ("`/` always gives a float in Python (d_ff / d_model too); count with `*`, `+` and `//`, or "
+                   "int(...) at the end." if _source_has(fn, "/") else "convert it with int(...) at the end.")
+            raise ExerciseError(f"Return a whole number (an int), not the float {got!r}: {why}")
         if isinstance(got, numbers.Integral) and not isinstance(got, (int, bool)):
             got = int(got)  # a numpy integer is a whole number too
         if got is None:
@@ -185,6 +187,15 @@ def check_count_parameters(fn) -> None:
                         f"{hint}.")
 
 
+def _source_has(fn, text: str) -> bool:
+    """Does the answer's source hold `text`? (True where it cannot be read: then the hint keeps its usual words.)"""
+    import inspect
+    try:
+        return text in inspect.getsource(fn)
+    except (OSError, TypeError):
+        return True
+
+
 def _embed_hint(err):
     if "must be Tensor, not list" in str(err) or "must be Tensor, not range" in str(err):
         return ("a table looks its rows up with a tensor of whole numbers: make the positions with torch.arange, "
@@ -193,6 +204,13 @@ def _embed_hint(err):
         return ("a table is looked up with whole numbers (torch.long): positions made with torch.arange(n) are whole "
                 "numbers; a float range or a float dtype is not.")
     if "normalized_shape" in str(err):
+        sizes = re.search(r"normalized_shape=\[(\d+)\].*size\s*\[(?:\d+,\s*)*(\d+)\]", str(err))
+        if sizes and int(sizes[2]) % 3 == 0 and int(sizes[2]) // 3 == int(sizes[1]):  # three times d_model wide
+            return ("the norm met vectors three times d_model wide: the three embeddings are added, not "
+                    "concatenated, so each token keeps one d_model-wide vector.")
+        if sizes:
+            return (f"the LayerNorm was told a width of {sizes[1]}, but each token's vector is {sizes[2]} wide: a "
+                    "LayerNorm normalises each vector over its last dimension, d_model (embeddings.norm knows it).")
         return ("the norm met vectors of another width than d_model: the three embeddings are added, not "
                 "concatenated, so each token keeps one d_model-wide vector.")
     if "must match the size" in str(err):

@@ -82,6 +82,19 @@ def _masked_loss_case(fn, logits, labels) -> None:
                             "log-probability, the scores turned into a distribution first (log-softmax).")
     if torch.allclose(got, -logits[chosen].softmax(-1).gather(-1, labels[chosen][:, None]).mean(), atol=1e-5):
         raise ExerciseError("That is minus the probability of the right token; the loss is minus its *log*-probability.")
+    if (~chosen).any() and torch.allclose(got, F.cross_entropy(logits[~chosen], safe[~chosen]), atol=1e-5):
+        raise ExerciseError("The mask is the wrong way round: you kept the positions whose label *is* -100 (the "
+                            "unselected ones). Keep those whose label is not -100.")
+    if torch.allclose(got, F.cross_entropy(logits[chosen].softmax(-1), labels[chosen]), atol=1e-5):
+        raise ExerciseError("A softmax before F.cross_entropy: cross_entropy takes the raw logits and applies the "
+                            "log-softmax itself, so yours was normalised twice.")
+    per_position = F.cross_entropy(logits.reshape(-1, V), safe.reshape(-1), reduction="none").view(labels.shape)
+    rows = chosen.any(-1)
+    per_window = (per_position * chosen).sum(-1)[rows] / chosen.sum(-1)[rows]
+    if rows.sum() > 1 and torch.allclose(got, per_window.mean(), atol=1e-5):
+        raise ExerciseError("That is the mean of each window's mean: a window with few selected positions then "
+                            "weighs as much as one with many. The loss is one mean over every selected position of "
+                            "the batch.")
     raise ExerciseError(f"Expected {expected.item():.4f}, got {got.item():.4f}: the loss is the mean, over the positions "
                         "whose label is not -100, of minus the log-probability the model gives the right token.")
 
