@@ -1358,6 +1358,9 @@ WRONG_ANSWERS = [
     (checks.check_masked_loss, lambda lg, lb: torch.stack([F.cross_entropy(lg[i][lb[i] != -100], lb[i][lb[i] != -100])
                                                            for i in range(len(lb)) if (lb[i] != -100).any()]).mean(),
      "mean of each window's mean"),
+    # 07 (second learner review, 2026-11-27): progress / until first: a float a hair under a multiple, one lower
+    (checks.check_linear_length, lambda p, short, long, until, m: long if p >= until else max(
+        short, min(long, int(short + (long - short) * (p / until)) // m * m)), "Yours divides first"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

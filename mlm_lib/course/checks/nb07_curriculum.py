@@ -87,8 +87,10 @@ def check_linear_length(fn) -> None:
     if as_float:
         raise ExerciseError(f"The right lengths, but as floats ({as_float[1]!r} for {as_float[0]}): return whole "
                             "numbers (int(...)), since a length counts characters.")
-    # the notebook's own schedules, at every thousandth of the run: a slip that the points above miss shows here
-    for short, long, until, multiple in ((16, 64, 0.5, 8), (16, 128, 0.5, 8)):
+    # the notebook's own schedules (section 3's, section 5's) and one more, at every thousandth of the run: a slip
+    # that the points above miss shows here (8->128 by 0.75: where dividing first falls a hair short of a multiple)
+    for short, long, until, multiple in ((16, 64, 0.5, 8), (16, 128, 0.5, 8), (8, 128, 0.5, 8), (32, 128, 0.5, 8),
+                                         (16, 128, 0.25, 8), (16, 128, 0.75, 8), (8, 128, 0.75, 8)):
         schedule = linear(short, long, until=until, multiple=multiple)
         for step in range(1001):
             progress = step / 1000
@@ -99,7 +101,14 @@ def check_linear_length(fn) -> None:
             message = (f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got {got!r}: the "
                        f"grown length there is {grown:.2f}, and rounded *down* to a multiple of {multiple} it is "
                        f"{expected}.")
-            if got == max(short, min(long, round(grown) // multiple * multiple)):
+            divided_first = short + (long - short) * (progress / until)
+            if grown == int(grown) and divided_first < grown and got == max(
+                    short, min(long, int(divided_first) // multiple * multiple)):
+                message += (f" Yours divides first, progress / until, and in floating point {long - short} x "
+                            f"({progress} / {until}) comes out as {divided_first - short!r}, a hair under "
+                            f"{grown - short:g}, which rounding down takes a whole multiple lower. Multiply first, "
+                            "(long - short) * progress / until, as the library does.")
+            elif got == max(short, min(long, round(grown) // multiple * multiple)):
                 message += (" You rounded to the nearest whole number first, which can carry it past a multiple: "
                             "round only once, and down.")
             raise ExerciseError(message)
