@@ -223,3 +223,30 @@ def test_the_learners_answer_is_what_the_check_grades(copy, tmp_path):
     with pytest.raises(nbclient.exceptions.CellExecutionError) as failure:
         client.execute()
     assert failure.value.ename == "ExerciseError" and "Correct" not in failure.value.evalue
+
+
+def test_notebook_16_scores_stop_a_rotate_the_check_refused_with_what_to_do():
+    """Section 1's score cell, run after a `rotate` the check refused (a learner may run on): each wrong answer
+    stops with the course's one-line message, never a torch traceback and never scores that look right."""
+    import json as _json
+
+    import torch
+
+    from mlm_lib.course.checks import ExerciseError
+    from mlm_lib.rope import apply_rope, rope_angles
+
+    path = next(p for p in NOTEBOOKS if p.name == "16_modern_encoder.ipynb")
+    cells = _json.loads(path.read_text())["cells"]
+    source = next("".join(c["source"]) for c in cells if c["cell_type"] == "code" and "def turned(" in "".join(c["source"]))
+    cos, sin = rope_angles(64, 16)
+    q, k = torch.randn(16), torch.randn(16)
+    half = 8
+    wrong = {
+        "turned a vector of shape": lambda x, c, s: x[..., :half] * c[..., :half] - x[..., half:] * s[..., :half],
+        "rotate failed here": lambda x, c, s: x.tolist(),
+        "otherwise than the library": lambda x, c, s: x * c + x * s,
+    }
+    for message, rotate in wrong.items():
+        with pytest.raises(ExerciseError, match=message):
+            exec(source, {"torch": torch, "q": q, "k": k, "cos": cos, "sin": sin, "rotate": rotate})
+    exec(source, {"torch": torch, "q": q, "k": k, "cos": cos, "sin": sin, "rotate": apply_rope})  # right: no stop
