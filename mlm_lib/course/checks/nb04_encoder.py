@@ -70,8 +70,10 @@ def _count_slips(config) -> dict[str, tuple[int, str]]:
         # the final norm counted on every configuration: right for pre-LN, 2 x d_model too many for post-LN
         "final norm always": (right + (0 if config.pre_ln else 2 * d),
                               "pre_ln=False has no final LayerNorm: only pre_ln=True adds one after the last layer"),
-        "head dense bias": (right - d, "one vector of d_model is missing: the MLM head's dense layer has a bias of "
-                                       "d_model (or is the position table one row short? it has config.max_len rows)"),
+        "head dense bias": (right - d, "one vector of d_model is missing outside the layers. Three usual ones: the "
+                                       "MLM head's dense layer has a bias of d_model; a LayerNorm (after the "
+                                       "embeddings, or in the head) has two vectors of d_model, a scale and a shift; "
+                                       "the position table has config.max_len rows"),
         "ffn out bias": (right - d * layers, "the feed-forward output layer (d_ff to d_model) has a bias of d_model"),
         "ffn in bias": (right - config.d_ff * layers, "the feed-forward input layer (d_model to d_ff) has a bias of "
                                                      "d_ff"),
