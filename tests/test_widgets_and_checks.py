@@ -1361,6 +1361,12 @@ WRONG_ANSWERS = [
     # 07 (second learner review, 2026-11-27): progress / until first: a float a hair under a multiple, one lower
     (checks.check_linear_length, lambda p, short, long, until, m: long if p >= until else max(
         short, min(long, int(short + (long - short) * (p / until)) // m * m)), "Yours divides first"),
+    # 06 (second learner review, 2026-11-27): a generator returned (round brackets): named, not blamed on the order
+    (checks.check_top_k, lambda lg, toks, k: ((toks[j], x) for x, j in zip(*(t.tolist() for t in lg.softmax(-1).topk(k)))),
+     "not a generator"),
+    (checks.check_top_k, lambda lg, toks, k: [(toks[j], x) for x, j in zip(*(t.tolist() for t in lg.sigmoid().topk(k)))],
+     r"add up to [\d.]+, more than 1, so they are not one softmax over the vocabulary, whose probabilities are positive "
+     r"and total 1: take"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import torch
 
@@ -31,6 +32,10 @@ def check_top_k(fn) -> None:
         got = _call(fn, logits, tokens, k, hint=_top_k_hint)
         if got is None:
             raise ExerciseError(_none_message("the pairs"))
+        if isinstance(got, Iterator):  # a generator: read once, then empty
+            raise ExerciseError("Return a list of (token, probability) pairs, not a generator: round brackets around "
+                                "a comprehension make a generator, which can be read only once. Use square brackets, "
+                                "or list(...).")
         try:
             raw = [t for t, _ in got]
         except (TypeError, ValueError):
@@ -59,10 +64,11 @@ def check_top_k(fn) -> None:
             raise ExerciseError(f"Your pairs name {names}: a token appears more than once. The k best are k different "
                                 "tokens, the k highest probabilities of the vocabulary, each once.")
         if all(0 <= p <= 1 for p in numbers) and sum(numbers) > 1 + 1e-4:
+            ones = (" (every entry 1.0: a softmax along another dimension, one of size 1, gives that)"
+                    if all(math.isclose(p, 1.0) for p in numbers) else "")
             raise ExerciseError(f"Your probabilities add up to {sum(numbers):.2f}, more than 1, so they are not one "
-                                "softmax over the vocabulary, whose probabilities are positive and total 1 (a softmax "
-                                "along another dimension, one of size 1, would make every entry 1.0): take the softmax "
-                                "of the logits over the vocabulary, dim=-1.")
+                                f"softmax over the vocabulary, whose probabilities are positive and total 1{ones}: take "
+                                "the softmax of the logits over the vocabulary, dim=-1.")
         if names == [t for t, _ in expected]:
             top_logits = logits.topk(k).values
             if all(math.isclose(a, b, rel_tol=1e-4) for a, b in zip(numbers, top_logits.softmax(-1).tolist())):
