@@ -1367,6 +1367,10 @@ WRONG_ANSWERS = [
     (checks.check_top_k, lambda lg, toks, k: [(toks[j], x) for x, j in zip(*(t.tolist() for t in lg.sigmoid().topk(k)))],
      r"add up to [\d.]+, more than 1, so they are not one softmax over the vocabulary, whose probabilities are positive "
      r"and total 1: take"),
+    # 01 (third learner review, 2026-11-27): wrong, and written with .total(): the hint names the real mistake,
+    # never .total() (the task promises Counters)
+    (checks.check_unigram_loss, lambda counts: -sum(n / counts.total() * math.log(n / len(counts))
+                                                    for n in counts.values()), "expected 0.5623 nats"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -69,7 +69,7 @@ def check_unigram_loss(fn) -> None:
         for value, message in _unigram_slips(counts):
             if math.isclose(got, value, rel_tol=1e-4, abs_tol=1e-9):
                 raise ExerciseError(message)
-        other = _call(fn, {"q": 4})  # one character: 0 nats; a function that ignores its counts answers as before
+        other = _call(fn, Counter({"q": 4}))  # a Counter, as promised; one character: 0 nats; a function that ignores its counts answers as before
         try:
             same = math.isclose(float(other), got, rel_tol=1e-9)
         except (TypeError, ValueError):
