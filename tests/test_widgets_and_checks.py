@@ -316,6 +316,12 @@ def _embed_norm_over_length(embeddings, ids, token_type_ids):
     return torch.nn.functional.layer_norm(summed, (ids.size(-1),))
 
 
+def _embed_token_types_transposed(embeddings, ids, token_type_ids):
+    """04 Ex2 with the token types looked up transposed: the hint must not blame the positions alone."""
+    positions = torch.arange(ids.size(1))
+    return embeddings.norm(embeddings.word(ids) + embeddings.position(positions) + embeddings.token_type(token_type_ids.T))
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1358,9 +1364,6 @@ WRONG_ANSWERS = [
     (checks.check_masked_loss, lambda lg, lb: torch.stack([F.cross_entropy(lg[i][lb[i] != -100], lb[i][lb[i] != -100])
                                                            for i in range(len(lb)) if (lb[i] != -100).any()]).mean(),
      "mean of each window's mean"),
-    # 07 (second learner review, 2026-11-27): progress / until first: a float a hair under a multiple, one lower
-    (checks.check_linear_length, lambda p, short, long, until, m: long if p >= until else max(
-        short, min(long, int(short + (long - short) * (p / until)) // m * m)), "Yours divides first"),
     # 06 (second learner review, 2026-11-27): a generator returned (round brackets): named, not blamed on the order
     (checks.check_top_k, lambda lg, toks, k: ((toks[j], x) for x, j in zip(*(t.tolist() for t in lg.softmax(-1).topk(k)))),
      "not a generator"),
@@ -1371,6 +1374,8 @@ WRONG_ANSWERS = [
     # never .total() (the task promises Counters)
     (checks.check_unigram_loss, lambda counts: -sum(n / counts.total() * math.log(n / len(counts))
                                                     for n in counts.values()), "expected 0.5623 nats"),
+    # 04 (third learner review, 2026-11-27): token types transposed: the hint names all three lookups
+    (checks.check_embed, _embed_token_types_transposed, "token_type_ids, as they are \\(same shape as ids\\)"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),
@@ -2408,3 +2413,13 @@ def test_notebook_12_refuses_a_text_it_cannot_compare_and_a_with_mask_answer_the
     for masked in (["To [MASK]e"], "To be", "[MASK][MASK]"):
         with pytest.raises(ExerciseError, match="one mask token"):
             check_one_mask(masked, "[MASK]")
+
+
+def test_linear_length_accepts_dividing_first_on_the_notebooks_schedules():
+    """progress / until first, then times (long - short): a hair under a multiple at a few points of some schedule
+    the course does not use, right on every one it does (a third learner review of 07 counted its refusal as a right
+    answer rejected). The check grades the notebook's schedules, and its message says so."""
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        checks.check_linear_length(lambda p, short, long, until, m: long if p >= until else max(
+            short, min(long, int(short + (long - short) * (p / until)) // m * m)))
+    assert "on every schedule of this notebook" in out.getvalue()

@@ -216,9 +216,10 @@ def _embed_hint(err):
         return ("the norm met vectors of another width than d_model: the three embeddings are added, not "
                 "concatenated, so each token keeps one d_model-wide vector.")
     if "must match the size" in str(err):
-        return ("the sizes of the three looked-up parts must agree, one row per token. ids is (batch, length): a "
-                "token's position is its place along the second axis (len(ids) is the number of windows), and only "
-                "the position table's rows 0 to length - 1 are looked up, not the whole table of max_len rows.")
+        return ("the three looked-up parts must agree, one row per token, (batch, length, d_model): look ids up in "
+                "the word table and token_type_ids, as they are (same shape as ids), in the token-type table; and "
+                "in the position table the positions 0 to length - 1, a token's place along the second axis of ids "
+                "(len(ids) is the number of windows), not the whole table of max_len rows.")
     return None
 
 

@@ -87,10 +87,11 @@ def check_linear_length(fn) -> None:
     if as_float:
         raise ExerciseError(f"The right lengths, but as floats ({as_float[1]!r} for {as_float[0]}): return whole "
                             "numbers (int(...)), since a length counts characters.")
-    # the notebook's own schedules (section 3's, section 5's) and one more, at every thousandth of the run: a slip
-    # that the points above miss shows here (8->128 by 0.75: where dividing first falls a hair short of a multiple)
+    # the notebook's own schedules (section 3's, section 5's), at every thousandth of the run: a slip that the points
+    # above miss shows here. (Not other schedules: an answer that divides first, progress / until, is a hair short of
+    # a multiple at a few points of some, such as 8->128 by 0.75, and is right on all of these.)
     for short, long, until, multiple in ((16, 64, 0.5, 8), (16, 128, 0.5, 8), (8, 128, 0.5, 8), (32, 128, 0.5, 8),
-                                         (16, 128, 0.25, 8), (16, 128, 0.75, 8), (8, 128, 0.75, 8)):
+                                         (16, 128, 0.25, 8), (16, 128, 0.75, 8)):
         schedule = linear(short, long, until=until, multiple=multiple)
         for step in range(1001):
             progress = step / 1000
@@ -119,7 +120,7 @@ def check_linear_length(fn) -> None:
         if isinstance(err, ZeroDivisionError) else None))
     if got != 128:
         raise ExerciseError(f"With until=0 there is no growth: the length is `long` (128) from the start; got {got!r}.")
-    _ok("The same lengths as mlm_lib.curriculum.linear.")
+    _ok("The same lengths as mlm_lib.curriculum.linear on every schedule of this notebook.")
 
 
 def _reaching_hint(err):
