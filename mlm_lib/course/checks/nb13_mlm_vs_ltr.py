@@ -133,8 +133,8 @@ def check_next_token_loss(fn) -> None:
                             "(log-probabilities are negative, so the loss is positive).")
     if torch.allclose(got, F.cross_entropy(logits.reshape(-1, 11), ids.roll(-1, dims=1).reshape(-1))):
         raise ExerciseError("roll wraps around: the last position's logits were scored against the window's *first* "
-                            "token. The last position has no next token in the window: leave it out (logits[:, :-1] "
-                            "against ids[:, 1:]).")
+                            "token. The last position has no next token in the window, so it has nothing to be scored "
+                            "against.")
     per_window = F.cross_entropy(flat_logits, flat_labels, reduction="none").view(len(ids), -1).sum(1)
     if torch.allclose(got, per_window.mean()):
         raise ExerciseError("That is each window's *sum* of losses, averaged over the windows: the loss is the mean "
