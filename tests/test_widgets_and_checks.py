@@ -1376,6 +1376,14 @@ WRONG_ANSWERS = [
                                                     for n in counts.values()), "expected 0.5623 nats"),
     # 04 (third learner review, 2026-11-27): token types transposed: the hint names all three lookups
     (checks.check_embed, _embed_token_types_transposed, "token_type_ids, as they are \\(same shape as ids\\)"),
+    # 11 (third learner review, 2026-11-27): lines not stripped (an indented line); the first and last columns left
+    # out of the mean
+    (checks.check_verse_or_prose, lambda sp: (lambda L: None if len(L) < 2 else (
+        1 if any(l[0].islower() for l in L[1:] if l[0].isalpha()) else 0 if any(l[0].isalpha() for l in L[1:]) else None))(
+        [l for l in sp.splitlines() if l.strip()][1:] if sp.splitlines() and sp.splitlines()[0].strip().endswith(":")
+        else [l for l in sp.splitlines() if l.strip()]), "last line is indented"),
+    (checks.check_mean_pool, lambda h, m: (h[:, 1:-1] * m[:, 1:-1, None]).sum(1) / m[:, 1:-1].sum(1, keepdim=True),
+     r"\[CLS\] and \[SEP\] were left out"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -429,7 +429,7 @@ STATED += [
      "ahead"),
     (_11, "(still **ahead** by the rule, every seed agreeing)", "pretrained (mean) against scratch, 1,000 labels",
      "ahead"),
-    (_11, "its 4.3 points behind are **within noise**", "pretrained (mean) against scratch, all 9,340 labels",
+    (_11, "the scratch network's 4.3 points behind are **within noise**", "pretrained (mean) against scratch, all 9,340 labels",
      "within noise"),
     (_11, "5.1 points behind with all of them, **ahead** by the rule",
      "pretrained (mean) against naive Bayes, all 9,340 labels", "ahead"),

@@ -39,8 +39,9 @@ _SPEECHES = [
 _SKIPS_BOTH = "MARIA:\nand so on.\nAy, he."
 
 # edges the corpus never holds, though the rule covers them: a blank line inside a speech, and nothing at all
+_INDENTED = "HAMLET:\nTo be, or not\n  to be"  # a line indented with spaces: its first letter comes after them
 _EDGES = ["HAMLET:\nTo be\n\nOr not", "HAMLET:\n\nand so\nOr not", "HAMLET:\n  \nand so\nOr not",
-          "HAMLET: \nto be\nOr not\nAnd so", ""]  # blank lines (spaces only too) are no lines; spaces are stripped
+          "HAMLET: \nto be\nOr not\nAnd so", _INDENTED, ""]  # blank lines (spaces only too) are no lines; spaces are stripped
 
 
 def _speech_hint(err):
@@ -61,6 +62,10 @@ def check_verse_or_prose(fn) -> None:
             raise ExerciseError(f"For {speech!r} you returned {got!r}: return the labels themselves, 0 (verse) or 1 "
                                 "(prose), or None; True and False are another type, which the labels' list would "
                                 "then mix in.")
+        if speech == _INDENTED and got != want and got in (VERSE, None):
+            raise ExerciseError(f"For {speech!r} expected PROSE (1), got {got!r}: its last line is indented, so its first "
+                                "character is a space, not a letter. Strip each line before reading its first "
+                                "character, as the task says.")
         if got is None and want is not None:
             raise ExerciseError(f"{speech!r} should be {'VERSE (0)' if want == VERSE else 'PROSE (1)'}, got None. If "
                                 "your function prints its answer, let it return it instead; otherwise: is the speaker's "
@@ -187,8 +192,12 @@ def check_mean_pool(fn) -> None:
     inner[:, 0] = 0
     inner[torch.arange(3), mask.sum(1) - 1] = 0
     without_specials = (hidden * inner).sum(1) / inner.sum(1)
+    inner_columns = real.clone()
+    inner_columns[:, [0, -1]] = 0  # the first and last *columns* dropped: [CLS], and [SEP] only in a full row
+    others = [(inner_columns * hidden).sum(1) / inner_columns.sum(1)]
     rows = torch.isfinite(got).all(-1) & (inner.sum((1, 2)) > 0)  # the rows that keep something to average
-    if rows.any() and torch.allclose(got[rows], without_specials[rows], atol=1e-5):
+    if rows.any() and any(torch.allclose(got[rows], other[rows], atol=1e-5)
+                          for other in [without_specials, *others] if torch.isfinite(other[rows]).all()):
         raise ExerciseError("[CLS] and [SEP] were left out: the mean runs over every real position, the two special "
                             "tokens included, as the course's pooling does (a row whose only real position is [CLS] "
                             "then has nothing left to average).")
