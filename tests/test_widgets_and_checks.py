@@ -1384,6 +1384,9 @@ WRONG_ANSWERS = [
         else [l for l in sp.splitlines() if l.strip()]), "last line is indented"),
     (checks.check_mean_pool, lambda h, m: (h[:, 1:-1] * m[:, 1:-1, None]).sum(1) / m[:, 1:-1].sum(1, keepdim=True),
      r"\[CLS\] and \[SEP\] were left out"),
+    # 09 (third learner review, 2026-11-27): each piece reading the next word's draw: named, not blamed on the tie
+    (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[(w + 1).clamp(max=len(d) - 1)] < p),
+     "the word after its own"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

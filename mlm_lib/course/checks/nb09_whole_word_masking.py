@@ -72,6 +72,12 @@ def check_select_whole_words(fn) -> None:
             raise ExerciseError(f"Word {split[0]} is selected in part: its pieces got different answers. All the "
                                 "pieces of a word must read the same draw, their word's, so that a word is selected "
                                 "whole or not at all.")
+        for shift in (1, -1):  # each piece reading a neighbouring word's draw: an index off by one
+            neighbour = (word_ids + shift).clamp(0, len(draw) - 1)
+            if torch.equal(got, (word_ids >= 0) & (draw[neighbour] < 0.3)):
+                raise ExerciseError(f"Each piece read the draw of the word {'after' if shift > 0 else 'before'} its "
+                                    "own: the index is off by one. A piece's draw is its own word's, "
+                                    "word_draw at that piece's word id.")
         wrong = int((got != expected).nonzero()[0])
         w = int(word_ids[wrong])
         raise ExerciseError(f"Piece {wrong} belongs to word {w}, whose draw is {float(draw[w]):.2f} against select_prob "
