@@ -838,7 +838,7 @@ WRONG_ANSWERS = [
      "once per head"),
     (checks.check_count_parameters, lambda c: _formula(dataclasses.replace(c, d_ff=256)), "feed-forward 256 wide"),
     (checks.check_embed, lambda e, ids, t: e.norm(e.word(ids) + e.position(list(range(ids.size(1)))) + e.token_type(t)),
-     "torch.arange, not a Python list"),
+     "handed a Python list or range"),
     (checks.check_top_k, lambda lg, toks, k: [(float(p), toks[i]) for p, i in zip(*lg.softmax(-1).topk(k))],
      "put the token first"),
     (checks.check_pair_row, lambda a, b, n, c, s, p: _pair_row_answer([a[0], *a[1:]], b, n, c, s, p), "IndexError"),
@@ -1387,6 +1387,9 @@ WRONG_ANSWERS = [
     # 09 (third learner review, 2026-11-27): each piece reading the next word's draw: named, not blamed on the tie
     (checks.check_select_whole_words, lambda w, d, p: (w >= 0) & (d[(w + 1).clamp(max=len(d) - 1)] < p),
      "the word after its own"),
+    # 04 (fourth learner review, 2026-11-27): the token types passed as a list: the hint blames no lookup in particular
+    (checks.check_embed, lambda e, ids, tt: e.norm(e.word(ids) + e.position(torch.arange(ids.size(1)))
+                                                   + e.token_type(tt.tolist())), "every lookup .word, position, token type."),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -200,8 +200,9 @@ def _source_has(fn, text: str) -> bool:
 
 def _embed_hint(err):
     if "must be Tensor, not list" in str(err) or "must be Tensor, not range" in str(err):
-        return ("a table looks its rows up with a tensor of whole numbers: make the positions with torch.arange, "
-                "not a Python list or range.")
+        return ("a table looks its rows up with a tensor of whole numbers, and one of your lookups is handed a "
+                "Python list or range: give every lookup (word, position, token type) a tensor, the positions made "
+                "with torch.arange.")
     if "Expected tensor for argument #1 'indices'" in str(err):
         return ("a table is looked up with whole numbers (torch.long): positions made with torch.arange(n) are whole "
                 "numbers; a float range or a float dtype is not.")
