@@ -1390,6 +1390,8 @@ WRONG_ANSWERS = [
     # 04 (fourth learner review, 2026-11-27): the token types passed as a list: the hint blames no lookup in particular
     (checks.check_embed, lambda e, ids, tt: e.norm(e.word(ids) + e.position(torch.arange(ids.size(1)))
                                                    + e.token_type(tt.tolist())), "every lookup .word, position, token type."),
+    # 13 (fourth learner review, 2026-11-27): labels from -len(window) + 1, the whole window when it has one token
+    (checks.check_next_token_pair, lambda w: (w[:-1], w[-len(w) + 1:]), "A window of one token"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

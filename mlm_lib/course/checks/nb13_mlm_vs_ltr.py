@@ -30,7 +30,7 @@ def _typed_length(fn) -> None:
 def check_next_token_pair(fn) -> None:
     """fn(window) -> (inputs, labels) for next-token prediction: inputs = window[:-1], labels = window[1:]."""
     for window in (torch.tensor([5, 6, 7, 8, 9]), torch.tensor([[10, 11, 12], [20, 21, 22]]).flatten(),
-                   torch.tensor([3, 4])):  # the shortest window: one input, one label
+                   torch.tensor([3, 4]), torch.tensor([7])):  # one input and one label; then none at all
         got = _call(fn, window.clone(), hint=_pair_hint)
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise ExerciseError("Return two tensors: (inputs, labels).")
@@ -40,6 +40,8 @@ def check_next_token_pair(fn) -> None:
                                  if t.is_floating_point())
             raise ExerciseError(f"Return the ids in their own type ({window.dtype}); {wrong}: the model looks the inputs up in its embedding table, and "
                                 "cross_entropy reads the labels as class numbers; both need whole numbers.")
+        if torch.equal(inputs, window[:-1]) and torch.equal(labels, window[1:]):
+            continue  # right (for one token: both empty, which the checks below would take for other slips)
         if inputs.shape == labels.shape == window.shape and torch.equal(inputs, labels):
             raise ExerciseError("Inputs and labels are the same: the model would learn to copy what it reads. Shift "
                                 "by one: the label of position i is the token at i + 1.")
@@ -50,6 +52,10 @@ def check_next_token_pair(fn) -> None:
             _typed_length(fn)
             raise ExerciseError(f"For the window {window.tolist()} your inputs are the whole window: its last token has "
                                 "no next token to be its label, so it is not an input. The inputs leave it out.")
+        if len(window) == 1 and not (inputs.numel() == labels.numel() == 0):
+            raise ExerciseError(f"A window of one token, {window.tolist()}, has no next token to predict: both inputs "
+                                f"and labels are empty; you returned inputs {inputs.tolist()} and labels "
+                                f"{labels.tolist()}. (A slice from -len(window) + 1 starts at -0, the window's start.)")
         if not (torch.equal(inputs, window[:-1]) and torch.equal(labels, window[1:])):
             raise ExerciseError(f"For the window {window.tolist()} you returned inputs {inputs.tolist()} and labels "
                                 f"{labels.tolist()}. Check two things: is labels[i] the token that comes right after "
