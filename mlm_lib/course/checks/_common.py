@@ -62,14 +62,20 @@ _SOLUTION = "### BEGIN SOLUTION"  # the marker of the course's solutions (mlm_li
 _graded: list = [None]  # the function the running check calls (`_call`), for `_ok`'s note
 
 
-def _is_course_solution(fn) -> bool:
-    """Whether `fn` is the course's own solution, defined in the folded cell (its source holds the marker)."""
+def _source(fn) -> str | None:
+    """The answer's source code, or None where there is none to read (a lambda typed at a prompt, a built-in): the
+    checks read it to tell the course's solution from a learner's, and to word a hint after what the answer wrote."""
     import inspect
 
     try:
-        return _SOLUTION in inspect.getsource(fn)
+        return inspect.getsource(fn)
     except (OSError, TypeError):
-        return False
+        return None
+
+
+def _is_course_solution(fn) -> bool:
+    """Whether `fn` is the course's own solution, defined in the folded cell (its source holds the marker)."""
+    return _SOLUTION in (_source(fn) or "")
 
 
 @contextmanager

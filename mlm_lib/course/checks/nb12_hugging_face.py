@@ -2,17 +2,13 @@
 from __future__ import annotations
 
 from ...model import _name_map
-from ._common import ExerciseError, ParameterError, _call, _ok
+from ._common import ExerciseError, ParameterError, _call, _ok, _source
 
 
 def _uses_replace(fn) -> bool:
     """Does the answer rename with str.replace? Only then is a chain of replaces the likely cause of a doubled part
     (a dict or a table can hold one too, and its hint should not blame a replace the learner never wrote)."""
-    import inspect
-    try:
-        return ".replace(" in inspect.getsource(fn)
-    except (OSError, TypeError):  # no source to read (a lambda typed at a prompt, a built-in): say nothing of it
-        return False
+    return ".replace(" in (_source(fn) or "")  # no source to read: say nothing of str.replace
 
 
 def check_hf_name(fn) -> None:
