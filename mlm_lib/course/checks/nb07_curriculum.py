@@ -102,14 +102,7 @@ def check_linear_length(fn) -> None:
             message = (f"At progress {progress} ({short}->{long} by {until}) expected {expected}, got {got!r}: the "
                        f"grown length there is {grown:.2f}, and rounded *down* to a multiple of {multiple} it is "
                        f"{expected}.")
-            divided_first = short + (long - short) * (progress / until)
-            if grown == int(grown) and divided_first < grown and got == max(
-                    short, min(long, int(divided_first) // multiple * multiple)):
-                message += (f" Yours divides first, progress / until, and in floating point {long - short} x "
-                            f"({progress} / {until}) comes out as {divided_first - short!r}, a hair under "
-                            f"{grown - short:g}, which rounding down takes a whole multiple lower. Multiply first, "
-                            "(long - short) * progress / until, as the library does.")
-            elif got == max(short, min(long, round(grown) // multiple * multiple)):
+            if got == max(short, min(long, round(grown) // multiple * multiple)):
                 message += (" You rounded to the nearest whole number first, which can carry it past a multiple: "
                             "round only once, and down.")
             raise ExerciseError(message)
