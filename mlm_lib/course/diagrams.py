@@ -534,8 +534,13 @@ def blanks_and_guesses(text: str, predictions, shown: int = 8):
         half = 0.3 * 9.5  # half a monospace character, in points
         ax.text(x + 0.6, height - 0.65, "█", ha="center", fontsize=9.5, family="monospace", color="#d62728")
         for part, side, ha in ((left, -half, "right"), (right, half, "left")):
-            ax.annotate(part, (x + 0.6, height - 0.65), xytext=(side, 0), textcoords="offset points", ha=ha,
-                        va="baseline", fontsize=9.5, family="monospace", **fonts_for(part))
+            ax.annotate(part.replace("⏎", " "), (x + 0.6, height - 0.65), xytext=(side, 0), textcoords="offset points",
+                        ha=ha, va="baseline", fontsize=9.5, family="monospace", **fonts_for(part))
+            # DejaVu's ⏎ is a small glyph: draw each line break larger, in blue, centred on its character's cell
+            for i in (i for i, c in enumerate(part) if c == "⏎"):
+                centre = side + 2 * half * (i + 0.5) if ha == "left" else side - 2 * half * (len(part) - i - 0.5)
+                ax.annotate("⏎", (x + 0.6, height - 0.65), xytext=(centre, 0), textcoords="offset points",
+                            ha="center", va="baseline", fontsize=13, color="#1f77b4", fontweight="bold")
         ax.text(x + 0.6, height - 0.92, f"was {_show_char(p.original)!r}", ha="center", fontsize=8.5, color="#555555")
         for j, (token, prob) in enumerate(p.candidates):
             y = height - 1.3 - 0.3 * j

@@ -19,8 +19,9 @@ Peers:
 `--electra` times an ELECTRA step (trained jointly, and the second stage) against a masked-LM step on the same
 masked batches, with the operator calls of one step of each (notebook 15, section 8).
 
-`--muon` times one `torch.optim.Muon` step (its Newton–Schulz iterations in bfloat16) against the same five
-iterations in float32 by `mlm_lib.muon.newton_schulz`, on the course model's encoder matrices, interleaved
+`--muon` times one `torch.optim.Muon` step (its Newton–Schulz iterations in bfloat16) against one step of the
+course's `mlm_lib.muon.Muon` (the same update, its iterations in float32), on the course model's encoder matrices,
+interleaved
 (notebook 14, section 3: which is cheaper depends on whether the CPU has bfloat16 instructions).
 
 `--modern` times ModernBERT's changes at the setting the speedrun trains with (length 128, batch 32, dropout
@@ -273,22 +274,31 @@ def bench_electra(steps: int = 30, warmup: int = 5, seed: int = 0, length: int =
             "characters_a_step": length * batch, "steps": steps, "threads": torch.get_num_threads(), "peers": peers}
 
 
+MUON_PEERS = ("torch.optim.Muon step (bfloat16)", "course's Muon step (float32)")  # bench --muon's two, in its file
+
+
 def bench_muon(steps: int = 30, warmup: int = 5, seed: int = 0) -> dict:
-    """One `torch.optim.Muon` step against five float32 Newton–Schulz iterations (`mlm_lib.muon.newton_schulz`),
-    on the gradients of the course model's encoder matrices (`hidden_matrices`), taking turns step by step in one
-    process. PyTorch's Muon iterates in bfloat16: cheap on a CPU with bfloat16 instructions, emulated (slow)
-    without them, which is why the course's `MuonAndAdamW` iterates in float32 (notebook 14, section 3)."""
-    from ..muon import hidden_matrices, newton_schulz
+    """One `torch.optim.Muon` step against one step of the course's `mlm_lib.muon.Muon`: the same update (momentum,
+    five Newton–Schulz iterations, weight decay), its iterations in bfloat16 in PyTorch's and in float32 in the
+    course's, each on its own copy of the course model's encoder matrices (`hidden_matrices`) with the same
+    gradients, taking turns step by step in one process. bfloat16 is cheap on a CPU with bfloat16 instructions and
+    emulated (slow) without them, which is why the course's `MuonAndAdamW` iterates in float32 (notebook 14,
+    section 3)."""
+    from ..muon import Muon, hidden_matrices
 
     torch.manual_seed(seed)
     model = BertForMLM(BertConfig(vocab_size=VOCAB, **_COURSE))
     names = set(hidden_matrices(model))
-    matrices = [p for n, p in model.named_parameters() if n in names]
-    for matrix in matrices:
-        matrix.grad = torch.randn_like(matrix)
-    optimizer = torch.optim.Muon(matrices, lr=0.02)
-    peers = {"torch.optim.Muon step (bfloat16)": optimizer.step,
-             "newton_schulz, float32": lambda: [newton_schulz(m.grad, 5) for m in matrices]}
+    twins = {}
+    for key in MUON_PEERS:
+        matrices = [p.detach().clone().requires_grad_() for n, p in model.named_parameters() if n in names]
+        twins[key] = matrices
+    gradients = [torch.randn_like(m) for m in twins[MUON_PEERS[0]]]
+    for matrices in twins.values():
+        for matrix, gradient in zip(matrices, gradients):
+            matrix.grad = gradient.clone()
+    bf16, fp32 = MUON_PEERS
+    peers = {bf16: torch.optim.Muon(twins[bf16], lr=0.02).step, fp32: Muon(twins[fp32], lr=0.02).step}
     times = {k: [] for k in peers}
     for i in range(warmup + steps):
         for key, run in peers.items():
@@ -297,8 +307,8 @@ def bench_muon(steps: int = 30, warmup: int = 5, seed: int = 0) -> dict:
             if i >= warmup:
                 times[key].append(time.perf_counter() - t)
     ms = {k: 1000 * statistics.median(ts) for k, ts in times.items()}
-    return {"config": "muon", "matrices": len(matrices), "steps": steps, "threads": torch.get_num_threads(),
-            "median_ms": ms, "bf16_vs_fp32": ms["torch.optim.Muon step (bfloat16)"] / ms["newton_schulz, float32"]}
+    return {"config": "muon", "matrices": len(gradients), "steps": steps, "threads": torch.get_num_threads(),
+            "median_ms": ms, "bf16_vs_fp32": ms[bf16] / ms[fp32]}
 
 
 def bench_config(name: str, steps: int = 30, warmup: int = 5, seed: int = 0, dropout: float = COURSE_DROPOUT,
@@ -444,7 +454,7 @@ def main(argv=None) -> list[dict]:
         if device.type != "cpu":
             parser.error("--muon times the CPU (whether it has bfloat16 instructions): run it with --device cpu")
         result = bench_muon(args.steps, args.warmup)
-        print(f"\nMuon's iterations on the course model's {result['matrices']} encoder matrices, median of "
+        print(f"\nOne Muon step on the course model's {result['matrices']} encoder matrices, median of "
               f"{result['steps']} steps")
         for key, ms in result["median_ms"].items():
             print(f"{key:>34} {ms:8.1f} ms")
