@@ -1392,6 +1392,9 @@ WRONG_ANSWERS = [
                                                    + e.token_type(tt.tolist())), "every lookup .word, position, token type."),
     # 13 (fourth learner review, 2026-11-27): labels from -len(window) + 1, the whole window when it has one token
     (checks.check_next_token_pair, lambda w: (w[:-1], w[-len(w) + 1:]), "A window of one token"),
+    # 15 (learner review, 2026-11-27): the sign slip's hint names the slip without writing the fix out
+    (checks.check_gumbel_max, lambda lg, u: (lg + torch.log(-torch.log(u))).argmax(-1),
+     r"A sign is off: you added log\(-log\(u\)\)\. Compare(?!.*minus log)"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

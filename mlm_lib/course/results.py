@@ -179,15 +179,16 @@ def electra_pretraining_table(result: dict) -> str:
 
 def electra_grid_table(grid: dict) -> str:
     """Markdown: notebook 15's grid, one row per learning rate and characters a step, at one budget of training
-    characters: steps, the discriminator's AUC at each evaluation, and at the end its accuracy, recall on the
+    characters: steps, the discriminator's highest AUC over its evaluations (the notebook plots them all) and its final
+    one, and at the end its accuracy, recall on the
     replaced positions and hidden-state spread across positions (`electra.hidden_spread`; below
     `electra.COLLAPSED_SPREAD`, 0.01: collapsed), a state (collapsed; else learning if the final AUC reaches 0.6, the AUC half of
     the threshold notebook 15 holds every discriminator to, else barely learning), and the generator's accuracy on its blanks."""
 
-    lines = ["| learning rate | characters a step | steps | AUC along the run | accuracy | flagged (logit > 0) | spread | state | "
-             "generator |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| learning rate | characters a step | steps | highest AUC | final AUC | accuracy | flagged (logit > 0) | spread | "
+             "state | generator |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in grid["runs"]:
-        f, aucs = r["final"], " → ".join(f"{a:.2f}" for a in r["curve"]["val_auc"])
+        f, aucs = r["final"], f"{max(r['curve']['val_auc']):.2f} | {r['curve']['val_auc'][-1]:.2f}"
         state = "collapsed" if f["spread"] < COLLAPSED_SPREAD else "learning" if f["auc"] >= 0.6 else "barely learning"
         lines.append(f"| {r['lr']:g} | {r['batch']:,} | {r['steps']:,} | {aucs} | {f['accuracy']:.1%} | "
                      f"{f['replaced_recall']:.1%} | {f['spread']:.2g} | {state} | {f['generator_accuracy']:.1%} |")

@@ -65,7 +65,8 @@ def check_gumbel_max(fn) -> None:
                                   "sometimes pick a less likely one."),
         (lambda: (many + u).argmax(-1), "Uniform noise added as it is: the Gumbel trick needs Gumbel noise, -log(-log(u))."),
         (lambda: (many + torch.log(-torch.log(u))).argmax(-1),
-         "A sign is off: Gumbel noise is -log(-log(u)), so the logits get minus log(-log(u))."),
+         "A sign is off: you added log(-log(u)). Compare your noise's sign with the Gumbel noise in the "
+         "formula above the exercise."),
         (lambda: (many - torch.log(u)).argmax(-1),
          "-log(u) is exponential noise, not Gumbel noise: take the log twice, -log(-log(u))."),
         (lambda: (many.softmax(-1) - torch.log(-torch.log(u))).argmax(-1),
