@@ -322,6 +322,22 @@ def _embed_token_types_transposed(embeddings, ids, token_type_ids):
     return embeddings.norm(embeddings.word(ids) + embeddings.position(positions) + embeddings.token_type(token_type_ids.T))
 
 
+def test_word_level_std_stops_a_wrong_share_std_with_the_fix_and_passes_a_right_one():
+    """09, section 3 (learner review, 2026-11-27): a share_std that returns one value per word, or a wrong number,
+    stopped the cell with a raw format error or printed a misleading count of standard deviations; now the cell
+    stops first, with one line that sends the learner to Exercise 2's check."""
+    from mlm_lib.course.checks import word_level_std
+
+    sizes = torch.tensor([1, 2, 3, 1, 1, 4])
+    right = math.sqrt(0.15 * 0.85 * float((sizes.double() ** 2).sum())) / float(sizes.sum())
+    assert word_level_std(lambda s, p: torch.tensor(right), sizes, 0.15) == pytest.approx(right)
+    for wrong in (lambda s, p: (p * (1 - p) * s.double() ** 2).sqrt() / s.sum(),  # one value per word
+                  lambda s, p: math.sqrt(p * (1 - p) / float(s.sum())),  # the binomial error
+                  lambda s, p: None):
+        with pytest.raises(ExerciseError, match=r"^share_std gave .* run Exercise 2's check above"):
+            word_level_std(wrong, sizes, 0.15)
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1374,8 +1390,10 @@ WRONG_ANSWERS = [
     # never .total() (the task promises Counters)
     (checks.check_unigram_loss, lambda counts: -sum(n / counts.total() * math.log(n / len(counts))
                                                     for n in counts.values()), "expected 0.5623 nats"),
-    # 04 (third learner review, 2026-11-27): token types transposed: the hint names all three lookups
-    (checks.check_embed, _embed_token_types_transposed, "token_type_ids, as they are \\(same shape as ids\\)"),
+    # 04 (third learner review, 2026-11-27): token types transposed: the hint names the lookup that was handed the
+    # wrong shape (and, fourth review, not how to write the other two)
+    (checks.check_embed, _embed_token_types_transposed,
+     r"embeddings\.token_type was looked up with indices of shape \(\d+, \d+\), where ids is \(\d+, \d+\)(?!.*word table)"),
     # 11 (third learner review, 2026-11-27): lines not stripped (an indented line); the first and last columns left
     # out of the mean
     (checks.check_verse_or_prose, lambda sp: (lambda L: None if len(L) < 2 else (
@@ -1395,6 +1413,12 @@ WRONG_ANSWERS = [
     # 15 (learner review, 2026-11-27): the sign slip's hint names the slip without writing the fix out
     (checks.check_gumbel_max, lambda lg, u: (lg + torch.log(-torch.log(u))).argmax(-1),
      r"A sign is off: you added log\(-log\(u\)\)\. Compare(?!.*minus log)"),
+    # 09 (learner review, 2026-11-27): specials read through index -1 only (no clamp): the hint names that slip
+    # alone, not the clamp as well
+    (checks.check_select_whole_words, lambda w, d, p: d[w] < p,
+     r"indexing with -1 reads the \*last word's\* draw: leave the specials out"),
+    (checks.check_select_whole_words, lambda w, d, p: d[w.clamp(min=0)] < p, r"Its word id is -1, and clamped to 0 "
+     r"it reads word 0's draw: leave"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

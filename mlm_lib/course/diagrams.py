@@ -22,7 +22,7 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import torch
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch, Rectangle
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 
 from ..masking import IGNORE_INDEX, MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED
 from .student import course_notebooks
@@ -358,9 +358,13 @@ def encoder_diagram(config):
         rows.append(("token type", f"{c.type_vocab_size} × {c.embedding_width}"))
     ew = 7.8 / len(rows)
     for i, (name, shape) in enumerate(rows):
-        _box(ax, 0.4 + i * ew, 0.2, ew - 0.25, 0.6, f"{name} embedding\n{shape}", INPUT, size=9)
-        _arrow(ax, (0.4 + i * ew + (ew - 0.25) / 2, 0.8), (cx, 1.15))
-    ax.text(cx + 0.12, 1.0, "sum" if len(rows) > 1 else "", fontsize=9)
+        _box(ax, 0.4 + i * ew, 0.1, ew - 0.25, 0.5, f"{name} embedding\n{shape}", INPUT, size=9)
+        ax.plot([0.4 + i * ew + (ew - 0.25) / 2, cx], [0.6, 0.86], color=EDGE, lw=1.2)
+    # the tables' rows meet in one sum (a + in a circle), which the LayerNorm then reads
+    ax.add_patch(Circle((cx, 0.88), 0.09, facecolor="white", edgecolor=EDGE, lw=1.2, zorder=3))
+    ax.text(cx, 0.875, "+", ha="center", va="center", fontsize=10, zorder=4)
+    _arrow(ax, (cx, 0.97), (cx, 1.15))
+    ax.text(cx + 0.12, 1.06, "sum" if len(rows) > 1 else "", fontsize=9, va="center")
     _box(ax, cx - bw / 2, 1.15, bw, 0.42, "LayerNorm" + (f" → projection to {d}" if c.embedding_width != d else ""),
          QUIET, size=8.5)
     ax.text(cx + bw / 2 + 0.15, 1.36, f"embeddings:\n{_count(n['embeddings'])} parameters", fontsize=8.5, va="center")
@@ -407,7 +411,7 @@ def encoder_diagram(config):
                 f"decoder = word embedding, + bias {V}", HEAD, size=8.5)
     _arrow(ax, (cx, y - 0.14), (cx, y))
     # the tied decoder: a dashed line back to the word embedding, along the left margin (clear of every label)
-    ax.plot([cx - bw / 2, 0.15, 0.15, 0.4], [y + 0.31, y + 0.31, 0.5, 0.5], ls="--", color="#2a9d8f", lw=1.2)
+    ax.plot([cx - bw / 2, 0.15, 0.15, 0.4], [y + 0.31, y + 0.31, 0.35, 0.35], ls="--", color="#2a9d8f", lw=1.2)
     ax.text(0.3, y + 0.05, "decoder tied to\nthe word embedding:\none matrix", fontsize=8.5, color="#2a9d8f",
             va="top")
     _box(ax, cx - bw / 2, y + 0.82, bw, 0.38, f"logits: one score per vocabulary entry ({V} per position)", LOSS, size=8.5)
@@ -424,11 +428,11 @@ def encoder_diagram(config):
 def layer_norm_placement(config):
     """One encoder layer of `config` drawn both ways: post-LN (BERT: LayerNorm after each residual sum) and
     pre-LN (LayerNorm before each sub-layer, one more after the stack), the residual paths as side lines."""
-    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.9), dpi=DPI)
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 4.4), dpi=DPI)
     d = config.d_model
     for ax, pre in zip(axes, (False, True)):
         ax.set_xlim(0, 4)
-        ax.set_ylim(0, 4.6)
+        ax.set_ylim(0, 5.2)
         ax.axis("off")
         if pre:
             parts = ["LayerNorm", "attention", "+", "LayerNorm", "feed-forward", "+"]
@@ -452,6 +456,12 @@ def layer_norm_placement(config):
             yp = entries[p][0] + entries[p][1] / 2
             ax.plot([1.0 - 0.1, 0.55, 0.55], [ys, ys, yp], color="#2a9d8f", lw=1.2)
             _arrow(ax, (0.55, yp), (1.0, yp), colour="#2a9d8f")
+        if pre:  # the one LayerNorm outside the layers: once, after the last layer (dashed: not part of this layer)
+            top = entries[-1][0] + entries[-1][1]
+            ax.text(2.0, top + 0.16, "⋮ the other layers", ha="center", va="bottom", fontsize=8.5, color="#555555")
+            _box(ax, 1.0, top + 0.55, 2.0, 0.34, "final LayerNorm", QUIET, size=9, style="round,pad=0.02,rounding_size=0.08")
+            ax.patches[-1].set_linestyle("--")
+            ax.text(3.1, top + 0.72, "once, after\nthe last layer", fontsize=8, va="center", color="#555555")
         ax.set_title(("pre-LN (later models; BertConfig(pre_ln=True))" if pre else
                       "post-LN (BERT, the course's default)"), fontsize=9.5)
         ax.text(2.0, 0.02, f"x: {d} per token", ha="center", fontsize=8.5)

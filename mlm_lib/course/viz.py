@@ -205,6 +205,7 @@ def plot_topk(candidates: list[tuple[str, float]], title: str = "", ax=None, ori
     right = 1 if top > 0.4 else math.ceil(top * 1.3 / 0.05) * 0.05
     ax.set_xlim(0, right * 1.18)  # room for the label of the longest bar
     ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))  # percent, as the bars' labels
     ax.set_xlabel("probability")
     ax.set_title(title, fontsize=10)
     return ax.figure

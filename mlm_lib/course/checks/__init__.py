@@ -15,7 +15,7 @@ from .nb05_training import check_masked_loss, check_lr_at
 from .nb06_predictions import check_top_k, check_mask_positions
 from .nb07_curriculum import check_linear_length, check_first_reaching
 from .nb08_wordpiece import check_best_pair, check_encode_word
-from .nb09_whole_word_masking import check_select_whole_words, check_share_std
+from .nb09_whole_word_masking import check_select_whole_words, check_share_std, word_level_std
 from .nb10_sentence_pairs import check_pair_row, check_speaker_names, check_truncate
 from .nb11_fine_tuning import check_mean_pool, check_verse_or_prose
 from .nb12_hugging_face import check_hf_name, check_with_mask
@@ -50,6 +50,7 @@ __all__ = [
     "check_truncate",
     "check_speaker_names",
     "check_share_std",
+    "word_level_std",
     "check_verse_or_prose",
     "check_mean_pool",
     "check_hf_name",

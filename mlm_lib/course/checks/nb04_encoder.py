@@ -195,7 +195,9 @@ def _source_has(fn, text: str) -> bool:
     return source is None or text in source
 
 
-def _embed_hint(err):
+def _embed_hint(err, ids=None, looked_up=None):
+    """`looked_up`: the shape of the indices each table was handed (`_watched` records them), so that a size
+    mismatch can name the lookup that made it."""
     if "must be Tensor, not list" in str(err) or "must be Tensor, not range" in str(err):
         return ("a table looks its rows up with a tensor of whole numbers, and one of your lookups is handed a "
                 "Python list or range: give every lookup (word, position, token type) a tensor, the positions made "
@@ -214,18 +216,32 @@ def _embed_hint(err):
         return ("the norm met vectors of another width than d_model: the three embeddings are added, not "
                 "concatenated, so each token keeps one d_model-wide vector.")
     if "must match the size" in str(err):
-        return ("the three looked-up parts must agree, one row per token, (batch, length, d_model): look ids up in "
-                "the word table and token_type_ids, as they are (same shape as ids), in the token-type table; and "
-                "in the position table the positions 0 to length - 1, a token's place along the second axis of ids "
-                "(len(ids) is the number of windows), not the whole table of max_len rows.")
+        if ids is not None and looked_up:
+            batch, length = ids.shape
+            fits = {"word": [(batch, length)], "token_type": [(batch, length)],
+                    "position": [(length,), (1, length), (batch, length)]}
+            for name, shape in looked_up.items():
+                if shape not in fits[name]:
+                    return (f"embeddings.{name} was looked up with indices of shape {shape}, where ids is "
+                            f"{tuple(ids.shape)}: the three parts add up only if each is (batch, length, d_model)"
+                            + (", one index per token" if name != "position" else
+                               "; a token's position is its place along the second axis of ids (len(ids) is the "
+                               "number of windows)") + ".")
+            if "position" not in looked_up:  # added as a table, not looked up: embeddings.position.weight
+                return ("the position table was not looked up: its positions must be one row per token, (length, "
+                        "d_model) or (batch, length, d_model), not the whole table of max_len rows.")
+        return ("the three looked-up parts must each be (batch, length, d_model) to add up: print the shape of each "
+                "and of the indices you looked it up with, against ids.shape.")
     return None
 
 
 @contextlib.contextmanager
-def _watched(emb, ids):
-    """While active: record calls of the module itself, and stop a table looked up past its last row with a
-    message that names the table (torch's own error does not say which)."""
+def _watched(emb, ids, looked_up=None):
+    """While active: record calls of the module itself (and in `looked_up` the shape of each table's indices), and
+    stop a table looked up past its last row with a message that names the table (torch's own error does not say
+    which)."""
     calls = []
+    looked_up = {} if looked_up is None else looked_up
     rows = {"word": "token", "position": "position", "token_type": "segment"}
 
     def guard(name):
@@ -233,6 +249,8 @@ def _watched(emb, ids):
 
         def hook(module, args):
             index = args[0] if args else None
+            if isinstance(index, torch.Tensor):
+                looked_up[name] = tuple(index.shape)
             if isinstance(index, torch.Tensor) and index.numel() and not index.is_floating_point() and (
                     int(index.max()) >= table.num_embeddings or int(index.min()) < 0):
                 from_ids = name == "position" and index.shape == ids.shape and torch.equal(index, ids)
@@ -259,8 +277,9 @@ def _watched(emb, ids):
 def _embed_case(fn, emb, ids, types) -> None:
     positions = torch.arange(ids.size(1))
     expected = emb(ids, types)
-    with _watched(emb, ids) as calls:
-        got = _call(fn, emb, ids, types, hint=_embed_hint)
+    looked_up = {}
+    with _watched(emb, ids, looked_up) as calls:
+        got = _call(fn, emb, ids, types, hint=lambda err: _embed_hint(err, ids, looked_up))
     if calls:
         raise ExerciseError("Your function called the module itself, embeddings(...), which does the whole job. "
                             "The exercise asks you to build its output from its parts, the three tables and the "

@@ -22,15 +22,16 @@ def check_select_whole_words(fn) -> None:
     """fn(word_ids, word_draw, select_prob) -> bool tensor: a piece is selected when its word's draw
     (word_draw[word id]) is below select_prob; specials (word id -1) never."""
     g = torch.Generator().manual_seed(0)
-    for length, ends in ((12, (0.9, 0.95)), (40, (0.02, 0.01))):
+    # the first and last words' draws (ends): both left alone (a selection that adds the specials shows), then one
+    # selected and the other not, each way round (a special read through index -1 takes the last word's draw, one
+    # clamped to 0 word 0's: these two cases tell the slips apart), then both selected
+    for length, ends in ((12, (0.9, 0.95)), (20, (0.02, 0.95)), (20, (0.95, 0.02)), (40, (0.02, 0.01))):
         sizes = torch.randint(1, 4, (length,), generator=g)
         word_ids = torch.repeat_interleave(torch.arange(length), sizes)[:length]
         word_ids[0] = word_ids[-1] = -1
         n_words = int(word_ids.max()) + 1
         draw = torch.rand(n_words, generator=g)
-        # first the first and last words left alone (a selection that adds the specials shows), then both
-        # selected: indexing with -1 would select the specials with the last, and word 0 is a word like any other
-        draw[0], draw[-1] = ends
+        draw[0], draw[-1] = ends  # word 0 is a word like any other
         draw[1] = 0.3  # a draw exactly at select_prob: not below it, so not selected
         expected = (word_ids >= 0) & (draw[word_ids.clamp(min=0)] < 0.3)
         given = word_ids.clone()
@@ -140,3 +141,22 @@ def check_share_std(fn) -> None:
         raise ExerciseError(f"For sizes {sizes} and p={p} expected {expected:.5f}, got {got:.5f}. Check in turn: the "
                             "variance one word adds, the sum over the words, the square root, and what you divide by.")
     _ok("Whole words make the selected share noisier than single pieces would: three-piece words, sqrt(3) times.")
+
+
+def word_level_std(share_std, word_sizes, select_prob) -> float:
+    """Notebook 09, section 3: your `share_std` on the training text's words, as a float, once it gives the
+    word-level standard deviation there; otherwise a one-line ExerciseError that sends you to Exercise 2's check
+    (the cells after it would print a misleading number of standard deviations, or fail on a non-number)."""
+    sd = _call(share_std, word_sizes, select_prob)
+    sizes = word_sizes.double()
+    right = math.sqrt(select_prob * (1 - select_prob) * float((sizes ** 2).sum())) / float(sizes.sum())
+    try:
+        value = float(sd)
+    except (TypeError, ValueError, RuntimeError):
+        value = None
+    if value is None or not math.isclose(value, right, rel_tol=1e-6):
+        got = f"{value:.3g}" if value is not None else f"a {type(sd).__name__}, not one number"
+        raise ExerciseError(f"share_std gave {got} here, not the word-level standard deviation of these words: run "
+                            "Exercise 2's check above, which says what to fix, then this cell again.")
+    return value
+
