@@ -101,8 +101,8 @@ def _windows_hint(err):
         return (f"the tensor you regrouped holds {sizes[3]} ids, one per window: {sizes[1]} windows of {sizes[2]} "
                 "need that many times more. How many ids does the slice before view keep?")
     if "is invalid for input of size" in str(err):
-        return ("view can only regroup all the ids, so their number must be a multiple of length, and here it is "
-                "not. How many whole windows fit, and what should happen to the ids left over at the end?")
+        return ("view (or reshape) can only regroup all the ids, so their number must be a multiple of length, and "
+                "here it is not. How many whole windows fit, and what should happen to the ids left over at the end?")
     return None
 
 
