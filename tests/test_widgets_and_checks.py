@@ -1419,6 +1419,10 @@ WRONG_ANSWERS = [
      r"indexing with -1 reads the \*last word's\* draw: leave the specials out"),
     (checks.check_select_whole_words, lambda w, d, p: d[w.clamp(min=0)] < p, r"Its word id is -1, and clamped to 0 "
      r"it reads word 0's draw: leave"),
+    # 07 (learner review, 2026-11-27): the index returned instead of the tokens: named as such, not as a walk out of
+    # order
+    (checks.check_first_reaching, lambda t, l, target: next((i for i, x in enumerate(l) if x <= target), None),
+     r"that is the evaluation's place in the lists \(its index\), not its tokens"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

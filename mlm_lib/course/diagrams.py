@@ -995,7 +995,7 @@ def electra_diagram(tokens, shown_to_generator, sampled, selected, replaced, sco
            colours=[OUTCOME_COLOURS[MASKED] if t == "█" else (QUIET if s else "white")
                     for t, s in zip(shown_to_generator, selected)])
     _cells(ax, x0, 2.25, [t if s else "" for t, s in zip(sampled, selected)], w=w, label="generator samples", size=9,
-           colours=[QUIET if s else "white" for s in selected], edge="#dddddd")
+           colours=["#dbe9f6" if s else "white" for s in selected], edge="#dddddd")  # pale blue: a sample
     _cells(ax, x0, 1.65, sampled, w=w, label="discriminator sees", size=9,
            colours=["#f7c6c6" if r else "white" for r in replaced])
     for i, p in enumerate(probs):  # each bar in a frame of height 1, its value written in it

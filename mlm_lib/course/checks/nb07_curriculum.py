@@ -182,6 +182,11 @@ def check_first_reaching(fn) -> None:
                                 "notebook's cell below, calls first_reaching(tokens, losses, target), tokens first.")
         if got == 400 and target == 2.65:
             raise ExerciseError("The first evaluation at or below the target counts, even if the loss goes up again.")
+        first = next(i for i, loss in enumerate(losses) if loss <= target)
+        if got == first and tokens[first] != first:
+            raise ExerciseError(f"For {where} and target {target} expected {expected}, got {got!r}: that is the "
+                                f"evaluation's place in the lists (its index), not its tokens. Return the tokens "
+                                "value at that place.")
         raise ExerciseError(f"For {where} and target {target} expected {expected}, got {got!r}: walk through the "
                             "evaluations in order and return the tokens of the first whose loss <= target.")
     _ok("A lower number means fewer training tokens to the same quality.")
