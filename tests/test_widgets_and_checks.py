@@ -338,6 +338,16 @@ def test_word_level_std_stops_a_wrong_share_std_with_the_fix_and_passes_a_right_
             word_level_std(wrong, sizes, 0.15)
 
 
+def _ns_extra_gram(matrix, steps):
+    """Newton-Schulz with one Gram factor too many in the last term: 1e-1 from the right answer after one step."""
+    a, b, c = 3.4445, -4.7750, 2.0315
+    x = matrix / (matrix.norm() + 1e-7)
+    for _ in range(steps):
+        gram = x @ x.T
+        x = a * x + (b * gram + c * gram @ gram @ gram) @ x
+    return x
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1423,6 +1433,11 @@ WRONG_ANSWERS = [
     # order
     (checks.check_first_reaching, lambda t, l, target: next((i for i, x in enumerate(l) if x <= target), None),
      r"that is the evaluation's place in the lists \(its index\), not its tokens"),
+    # 14 (learner review, 2026-11-27): a wrong polynomial 1e-1 away was blamed on bfloat16; True and False swapped
+    # throughout was answered about one parameter
+    (checks.check_newton_schulz, _ns_extra_gram, r"^(?!.*bfloat16)"),
+    (checks.check_takes_muon, lambda name, p: not (name.startswith("layers.") and p.dim() == 2),
+     "Every answer is the other way round"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -527,8 +527,9 @@ def training_step(config, inputs, labels, loss: float, model_config=None):
 # ---- 06: blanks and the model's guesses ---------------------------------------------------------------
 
 def blanks_and_guesses(text: str, predictions, shown: int = 8):
-    """The first `shown` blanks of `predict_masked`'s answer on `text`: each blank (red) in its context as the model saw
-    it (the other blanks shaded ▒), and under it the model's candidates with their probabilities (green: the right one)."""
+    """The first `shown` blanks of `predict_masked`'s answer on `text`: each blank (orange, [MASK]'s colour) in its
+    context as the model saw it (the other blanks shaded ▒), and under it the model's candidates with their
+    probabilities (green: the right one)."""
     chosen = sorted(predictions, key=lambda p: p.position)[:shown]
     blanked = {p.position for p in predictions}  # every blank, as the model saw it: [MASK], drawn █
     seen = "".join("█" if i in blanked else c for i, c in enumerate(text))
@@ -538,11 +539,12 @@ def blanks_and_guesses(text: str, predictions, shown: int = 8):
     fig, ax = _canvas(max(7.0, 1.35 * cols + 0.3), height)
     for i, p in enumerate(chosen):
         x = 0.2 + i * 1.35
-        # the blank this column predicts in red (as the explorer frames it), its neighbours' blanks shaded grey (▒)
+        # the blank this column predicts in [MASK]'s orange, its neighbours' blanks shaded grey (▒)
         left = seen[max(0, p.position - 4):p.position].replace("\n", "⏎").replace("█", "▒")
         right = seen[p.position + 1:p.position + 5].replace("\n", "⏎").replace("█", "▒")
         half = 0.3 * 9.5  # half a monospace character, in points
-        ax.text(x + 0.6, height - 0.65, "█", ha="center", fontsize=9.5, family="monospace", color="#d62728")
+        ax.text(x + 0.6, height - 0.65, "█", ha="center", fontsize=9.5, family="monospace",
+                color=OUTCOME_COLOURS[MASKED])  # [MASK]'s orange, as in notebook 02's pictures
         for part, side, ha in ((left, -half, "right"), (right, half, "left")):
             ax.annotate(part.replace("⏎", " "), (x + 0.6, height - 0.65), xytext=(side, 0), textcoords="offset points",
                         ha=ha, va="baseline", fontsize=9.5, family="monospace", **fonts_for(part))
@@ -562,7 +564,7 @@ def blanks_and_guesses(text: str, predictions, shown: int = 8):
     right = sum(p.correct for p in chosen)
     shown = f"the first {len(chosen)} of the {len(predictions)} blanks" if len(chosen) < len(predictions) else \
         f"all {len(chosen)} blanks"
-    ax.text(0.2, height - 0.3, f"{shown} (red), the model's top {k} at each (green: the original): first guess right at "
+    ax.text(0.2, height - 0.3, f"{shown} (orange), the model's top {k} at each (green: the original): first guess right at "
             f"{right} of these {len(chosen)}", fontsize=10, fontweight="bold")
     return fig
 
