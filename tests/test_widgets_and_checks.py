@@ -1438,6 +1438,17 @@ WRONG_ANSWERS = [
     (checks.check_newton_schulz, _ns_extra_gram, r"^(?!.*bfloat16)"),
     (checks.check_takes_muon, lambda name, p: not (name.startswith("layers.") and p.dim() == 2),
      "Every answer is the other way round"),
+    # 13 (learner review, 2026-11-27): a loop through torch.tensor(list) is int64 except for the one-token window,
+    # where the empty list makes floats: the hint names that window
+    (checks.check_next_token_pair, lambda w: (torch.tensor([int(w[i]) for i in range(len(w) - 1)]),
+                                              torch.tensor([int(w[i + 1]) for i in range(len(w) - 1)])),
+     r"For the window \[7\] \(one token: no pair at all\) the inputs are torch\.float32 and the labels are "
+     r"torch\.float32: empty, but floats"),
+    # 04 (learner review, 2026-11-27): one d_model too many outside the layers got only the generic checklist
+    (checks.check_count_parameters, lambda c: c.d_model * (c.vocab_size + c.max_len + c.type_vocab_size + c.d_model + 6
+                                                            + 2 * c.pre_ln) + c.vocab_size
+     + c.n_layers * (4 * c.d_model ** 2 + 2 * c.d_model * c.d_ff + c.d_ff + 9 * c.d_model),
+     r"one vector of d_model too many outside the layers"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -74,6 +74,10 @@ def _count_slips(config) -> dict[str, tuple[int, str]]:
                                        "MLM head's dense layer has a bias of d_model; a LayerNorm (after the "
                                        "embeddings, or in the head) has two vectors of d_model, a scale and a shift; "
                                        "the position table has config.max_len rows"),
+        "one d_model too many": (right + d, "one vector of d_model too many outside the layers. Count them again: "
+                                            "the MLM head's dense bias (one), the LayerNorms after the embeddings "
+                                            "and in the head (two vectors each), and the position table's "
+                                            "config.max_len rows"),
         "ffn out bias": (right - d * layers, "the feed-forward output layer (d_ff to d_model) has a bias of d_model"),
         "ffn in bias": (right - config.d_ff * layers, "the feed-forward input layer (d_model to d_ff) has a bias of "
                                                      "d_ff"),
@@ -254,9 +258,10 @@ def _watched(emb, ids, looked_up=None):
             if isinstance(index, torch.Tensor) and index.numel() and not index.is_floating_point() and (
                     int(index.max()) >= table.num_embeddings or int(index.min()) < 0):
                 from_ids = name == "position" and index.shape == ids.shape and torch.equal(index, ids)
-                raise ExerciseError(f"embeddings.{name} was looked up with numbers from {int(index.min())} to "
-                                    f"{int(index.max())}, but it has one row per {rows[name]}, 0 to "
-                                    f"{table.num_embeddings - 1}" + {
+                raise ExerciseError(f"In the check's small model (a table of {table.num_embeddings} rows, windows of "
+                                    f"{ids.size(1)} tokens), embeddings.{name} was looked up with numbers from "
+                                    f"{int(index.min())} to {int(index.max())}, but it has one row per {rows[name]}, 0 "
+                                    f"to {table.num_embeddings - 1}" + {
                                         "position": (": a token's position is its place in its window, not its id."
                                                      if from_ids else ": a token's position is its place in its "
                                                      f"window, 0 to ids.size(1) - 1 (here {ids.size(1) - 1}): count "

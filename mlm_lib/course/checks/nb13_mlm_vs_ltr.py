@@ -38,8 +38,13 @@ def check_next_token_pair(fn) -> None:
         if inputs.is_floating_point() or labels.is_floating_point():
             wrong = " and ".join(f"the {name} are {t.dtype}" for name, t in (("inputs", inputs), ("labels", labels))
                                  if t.is_floating_point())
-            raise ExerciseError(f"Return the ids in their own type ({window.dtype}); {wrong}: the model looks the inputs up in its embedding table, and "
-                                "cross_entropy reads the labels as class numbers; both need whole numbers.")
+            if len(window) == 1 and inputs.numel() == 0 == labels.numel():  # only the empty pair came out as floats
+                raise ExerciseError(f"For the window {window.tolist()} (one token: no pair at all) {wrong}: empty, but "
+                                    "floats. torch.tensor([]) makes a float tensor; give it dtype=window.dtype, or "
+                                    "slice the window, which keeps its type.")
+            raise ExerciseError(f"Return the ids in their own type ({window.dtype}); {wrong}: the model looks the "
+                                "inputs up in its embedding table, and cross_entropy reads the labels as class "
+                                "numbers; both need whole numbers.")
         if torch.equal(inputs, window[:-1]) and torch.equal(labels, window[1:]):
             continue  # right (for one token: both empty, which the checks below would take for other slips)
         if inputs.shape == labels.shape == window.shape and torch.equal(inputs, labels):
