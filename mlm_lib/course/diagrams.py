@@ -197,7 +197,7 @@ def tokens_to_windows(text: str, tokenizer, windows, training_text: str | None =
     bar_y, bar_w = top - 2.0, 7.6
     total = len(training_text) if training_text else None
     ax.add_patch(Rectangle((x0, bar_y), bar_w, 0.22, facecolor=QUIET, edgecolor="#999999"))
-    ax.text(x0 - 0.12, bar_y + 0.11, "training text" + (f"\n{total:,} ids" if total else ""), ha="right", va="center",
+    ax.text(x0 - 0.12, bar_y + 0.11, "training text" + (f"\n{total:,} characters\n= ids (one each)" if total else ""), ha="right", va="center",
             fontsize=9)
     for row in range(batch):
         piece = tokenizer.decode(windows[row])

@@ -202,10 +202,12 @@ def plot_topk(candidates: list[tuple[str, float]], title: str = "", ax=None, ori
         ax.set_yticks(range(len(names)), names, **fonts)
     # the whole 0-1 scale when a guess is likely; else a scale that shows the small bars (each labelled)
     top = max((p for _, p in candidates), default=1.0)
-    right = 1 if top > 0.4 else math.ceil(top * 1.3 / 0.05) * 0.05
+    step = 0.05 if top > 0.1 else 0.01  # small bars: a scale in steps of 1%, so the longest fills most of it
+    right = 1 if top > 0.4 else math.ceil(top * 1.3 / step) * step
     ax.set_xlim(0, right * 1.18)  # room for the label of the longest bar
     ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.0%}"))  # percent, as the bars' labels
+    fine = right < 0.02  # ticks below a percent apart need a decimal
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.1%}" if fine else f"{v:.0%}"))  # as the bars
     ax.set_xlabel("probability")
     ax.set_title(title, fontsize=10)
     return ax.figure

@@ -105,8 +105,10 @@ def check_share_std(fn) -> None:
         try:
             got = float(got)
         except (TypeError, ValueError, RuntimeError):
+            what = f"a tensor of shape {tuple(got.shape)}" if isinstance(got, torch.Tensor) else \
+                f"{type(got).__name__} {str(got)[:60]}"
             raise ExerciseError(f"Return one number (a float, or a tensor holding one value); for sizes {sizes} you "
-                                f"returned {type(got).__name__} {str(got)[:60]}.") from None
+                                f"returned {what}.") from None
         if math.isclose(got, expected, rel_tol=1e-6):
             continue
         total, squares, words = sum(sizes), sum(n * n for n in sizes), len(sizes)
@@ -127,8 +129,9 @@ def check_share_std(fn) -> None:
                  "factor p (1 - p), not p.",
                  p * (1 - p) * math.sqrt(squares) / total: "p (1 - p) stands outside the square root: it is part "
                  "of the variance, so the square root covers it too.",
-                 math.sqrt(p * (1 - p) / words): "That is the binomial error of the share of selected *words*; the "
-                 "share asked for is of pieces, and a word of n pieces adds n of them at once.",
+                 math.sqrt(p * (1 - p) / words): "That is the binomial error of the share of selected *words* (or "
+                 "the same number, reached another way: sum(n_w) x mean(n_w) in place of sum(n_w^2) gives it too); "
+                 "the share asked for is of pieces, and a word of n pieces adds n of them at once.",
                  math.sqrt(p * (1 - p) * squares) / total ** 2: "Divided by sum(n_w)^2: the share is the count "
                  "divided by sum(n_w), so its standard deviation is the count's divided by sum(n_w), once (the "
                  "square belongs to the variance).",
