@@ -1449,6 +1449,9 @@ WRONG_ANSWERS = [
                                                             + 2 * c.pre_ln) + c.vocab_size
      + c.n_layers * (4 * c.d_model ** 2 + 2 * c.d_model * c.d_ff + c.d_ff + 9 * c.d_model),
      r"one vector of d_model too many outside the layers"),
+    # 15 (learner review, 2026-11-27): .squeeze() passed, and returns shape () for a single row
+    (checks.check_gumbel_max, lambda lg, u: (lg - torch.log(-torch.log(u))).argmax(-1).squeeze(),
+     r"With one position to sample \(logits of shape \(1, 9\)\) expected one id, shape \(1,\); got shape \(\)"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

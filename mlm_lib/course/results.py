@@ -183,13 +183,13 @@ def electra_grid_table(grid: dict) -> str:
     one, and at the end its accuracy, recall on the
     replaced positions and hidden-state spread across positions (`electra.hidden_spread`; below
     `electra.COLLAPSED_SPREAD`, 0.01: collapsed), a state (collapsed; else learning if the final AUC reaches 0.6, the AUC half of
-    the threshold notebook 15 holds every discriminator to, else barely learning), and the generator's accuracy on its blanks."""
+    the threshold notebook 15 holds every discriminator to, else near a coin toss), and the generator's accuracy on its blanks."""
 
     lines = ["| learning rate | characters a step | steps | highest AUC | final AUC | accuracy | flagged (logit > 0) | spread | "
              "state | generator |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in grid["runs"]:
         f, aucs = r["final"], f"{max(r['curve']['val_auc']):.2f} | {r['curve']['val_auc'][-1]:.2f}"
-        state = "collapsed" if f["spread"] < COLLAPSED_SPREAD else "learning" if f["auc"] >= 0.6 else "barely learning"
+        state = "collapsed" if f["spread"] < COLLAPSED_SPREAD else "learning" if f["auc"] >= 0.6 else "near a coin toss"
         lines.append(f"| {r['lr']:g} | {r['batch']:,} | {r['steps']:,} | {aucs} | {f['accuracy']:.1%} | "
                      f"{f['replaced_recall']:.1%} | {f['spread']:.2g} | {state} | {f['generator_accuracy']:.1%} |")
     return "\n".join(lines)

@@ -51,6 +51,12 @@ def check_gumbel_max(fn) -> None:
         if none.shape != (0,) or none.is_floating_point():
             raise ExerciseError(f"With no position to sample (logits of shape (0, 9)) expected an empty tensor of ids, "
                                 f"shape (0,), whole numbers; got shape {tuple(none.shape)}, {none.dtype}.")
+        one = _tensor(_call(fn, torch.randn(1, 9, generator=g), torch.rand(1, 9, generator=g).clamp(1e-6, 1 - 1e-6)),
+                      "the samples")  # a batch can select a single position too
+        if one.shape != (1,):
+            raise ExerciseError(f"With one position to sample (logits of shape (1, 9)) expected one id, shape (1,); got "
+                                f"shape {tuple(one.shape)}: one id per row, even for a single row (.squeeze() drops "
+                                "that row's axis).")
         _ok("argmax(logits + Gumbel noise) draws exactly from softmax(logits): a sample without computing the softmax.")
         return
     # the slips are told apart on many rows, where their samples differ (on six rows two slips can agree)
