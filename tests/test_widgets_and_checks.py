@@ -348,6 +348,23 @@ def _ns_extra_gram(matrix, steps):
     return x
 
 
+def test_a_module_name_missing_from_a_partly_run_kernel_is_told_to_be_imported():
+    """04 (learner review, 2026-11-27): with only the first cells run, `F` is undefined, and the hint said to call
+    functions 'by their full name (e.g. F.gelu)', the very name that was missing."""
+    namespace = {}
+    exec("def embed(embeddings, ids, token_type_ids):\n    return F.layer_norm(embeddings.word(ids), (16,))\n",
+         namespace)
+    with pytest.raises(ExerciseError, match=r"nothing called F exists .* \(import torch\.nn\.functional as F\)"):
+        checks.check_embed(namespace["embed"])
+
+
+def _ns_by_the_library(matrix, steps=5):
+    """Exercise 1 of notebook 14 answered by calling the function the check compares with."""
+    from mlm_lib import newton_schulz as library
+
+    return library(matrix, steps)
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1452,6 +1469,8 @@ WRONG_ANSWERS = [
     # 15 (learner review, 2026-11-27): .squeeze() passed, and returns shape () for a single row
     (checks.check_gumbel_max, lambda lg, u: (lg - torch.log(-torch.log(u))).argmax(-1).squeeze(),
      r"With one position to sample \(logits of shape \(1, 9\)\) expected one id, shape \(1,\); got shape \(\)"),
+    # 14 (learner review, 2026-11-27): the course's own function, imported and called, passed
+    (checks.check_newton_schulz, _ns_by_the_library, "calls the course's own mlm_lib.newton_schulz"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -148,6 +148,12 @@ def _general_hint(err: Exception, fn=None) -> str | None:
     close = difflib.get_close_matches(getattr(err, "name", None) or "", own, n=1, cutoff=0.75)
     if isinstance(err, NameError) and close:
         return f"nothing called {err.name} exists where your function runs: did you mean {close[0]}, a name of yours?"
+    modules = {"F": "import torch.nn.functional as F", "torch": "import torch", "math": "import math",
+               "np": "import numpy as np", "nn": "import torch.nn as nn"}
+    if isinstance(err, NameError) and getattr(err, "name", None) in modules:  # a module's usual short name
+        return (f"nothing called {err.name} exists where your function runs: it is a module the notebook imports in "
+                f"a cell you have not run in this kernel. Import it in your own cell ({modules[err.name]}), or run "
+                "the cells above first.")
     if isinstance(err, NameError) and getattr(err, "name", None):
         return (f"nothing called {err.name} exists where your function runs. If it is a helper of your own, write it "
                 "(or compute it inline); if it is a library function, call it by its full name as the notebook does "

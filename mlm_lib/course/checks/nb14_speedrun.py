@@ -1,6 +1,8 @@
 """Checks for the exercises of notebook 14 (how fast a laptop can pretrain BERT)."""
 from __future__ import annotations
 
+import sys
+
 import torch
 
 from ...model import MODEL_SIZES, BertConfig, BertForMLM
@@ -79,8 +81,28 @@ def _ns_slips(matrix, steps):
     return slips
 
 
+def _not_the_library(fn) -> None:
+    """Refuse an answer that hands the work to the course's own function (the check compares with it, so it would
+    pass without one iteration written): a global name the answer's code uses that is `mlm_lib.newton_schulz`, or
+    the attribute `newton_schulz` read from a module that holds it (mlm_lib.newton_schulz(...))."""
+    code, names = getattr(fn, "__code__", None), set()
+    stack = [code] if code is not None else []
+    while stack:  # the function's code and any function or comprehension nested in it
+        c = stack.pop()
+        names.update(c.co_names)
+        stack.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    space = getattr(fn, "__globals__", {})
+    modules = [space.get(name, sys.modules.get(name)) for name in names]  # mlm_lib, imported here or in the cell
+    if any(space.get(name) is newton_schulz for name in names) or "newton_schulz" in names and any(
+            getattr(module, "newton_schulz", None) is newton_schulz for module in modules):
+        raise ExerciseError("Your function calls the course's own mlm_lib.newton_schulz, which the check compares "
+                            "with: write the iteration itself (the normalisation, then `steps` turns of the "
+                            "polynomial).")
+
+
 def check_newton_schulz(fn) -> None:
     """fn(matrix, steps) -> five (or `steps`) Newton-Schulz iterations of Muon, as `mlm_lib.newton_schulz`."""
+    _not_the_library(fn)
     g = torch.Generator().manual_seed(0)
     for shape in ((6, 6), (4, 10), (10, 4)):
         matrix = torch.randn(*shape, generator=g)
@@ -99,8 +121,9 @@ def check_newton_schulz(fn) -> None:
                 continue
             if got.dtype in (torch.bfloat16, torch.float16):
                 raise ExerciseError(f"The result is in {str(got.dtype).removeprefix('torch.')}: the course iterates "
-                                    "in float32 (end of section 3: a CPU without bfloat16 instructions emulates "
-                                    "it), so keep x in float32 throughout.")
+                                    "in float32, and the check compares with that. bfloat16 keeps two to three "
+                                    "significant digits, so its result lands visibly apart (section 3 sets "
+                                    "PyTorch's bfloat16 Muon beside float32). Keep x in float32 throughout.")
             for message, variant in _ns_slips(matrix, steps):
                 if variant.shape == got.shape and torch.allclose(got.float(), variant, atol=1e-4, rtol=1e-4):
                     raise ExerciseError(message)
