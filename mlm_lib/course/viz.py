@@ -14,7 +14,7 @@ import matplotlib.pyplot as plt
 from matplotlib import font_manager
 from matplotlib.ft2font import FT2Font
 from matplotlib.patches import Rectangle
-from matplotlib.ticker import FuncFormatter, MaxNLocator
+from matplotlib.ticker import FuncFormatter, MaxNLocator, MultipleLocator
 
 from ..masking import MASKED, NOT_SELECTED, OUTCOME_NAMES, RANDOM, UNCHANGED
 
@@ -205,9 +205,12 @@ def plot_topk(candidates: list[tuple[str, float]], title: str = "", ax=None, ori
     step = 0.05 if top > 0.1 else 0.01  # small bars: a scale in steps of 1%, so the longest fills most of it
     right = 1 if top > 0.4 else math.ceil(top * 1.3 / step) * step
     ax.set_xlim(0, right * 1.18)  # room for the label of the longest bar
-    ax.xaxis.set_major_locator(MaxNLocator(nbins=5))
-    fine = right < 0.02  # ticks below a percent apart need a decimal
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:.1%}" if fine else f"{v:.0%}"))  # as the bars
+    # ticks in percent, as the bars' labels: the finest round spacing that gives at most six, written with as many
+    # decimals as that spacing needs (so no two ticks read alike)
+    spacing = next(s for s in (0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5) if right * 1.18 / s <= 6)
+    decimals = 0 if spacing >= 0.01 else 1 if spacing >= 0.005 else 2
+    ax.xaxis.set_major_locator(MultipleLocator(spacing))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{100 * v:.{decimals}f}%"))
     ax.set_xlabel("probability")
     ax.set_title(title, fontsize=10)
     return ax.figure
