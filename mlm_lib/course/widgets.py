@@ -486,7 +486,10 @@ def curriculum_view(runs: list[dict], labels, x: str = "tokens", baselines: dict
                     **(BASELINE_BAND if label.startswith("fixed") else {}))
         group = [r["history"]["val_loss"][-1] for r in picked if r["label"] == label]
         finals[label] = sum(group) / len(group)
-    ax_len.set_xlabel("step")
+    if picked:  # the two panels' x axes, tied: a step count here, the tokens those steps read on the right
+        last = picked[0]["history"]
+        ax_len.set_xlabel(f"step (its {last['step'][-1]:,} steps read the right panel's "
+                          f"{last['eval_tokens'][-1] / 1e6:.2g}M tokens)")
     ax_len.set_ylabel("window length")
     ax_len.set_title("the schedules", fontsize=10)
     ax_len.grid(alpha=0.3)
