@@ -1008,7 +1008,7 @@ def electra_diagram(tokens, shown_to_generator, sampled, selected, replaced, sco
                 color="white" if p > 0.25 else "black")
     ax.plot([x0, x0 + w * n], [0.45 + 0.45, 0.45 + 0.45], ls="--", color="black", lw=0.8, zorder=3)
     ax.text(x0 - 0.12, 0.95, "P(replaced)", ha="right", va="center", fontsize=9)
-    ax.text(x0 - 0.12, 0.65, "(frame: 1;\ndashed: 0.5)", ha="right", va="center", fontsize=8, color="#555555")
+    ax.text(x0 - 0.12, 0.65, "(box top: 1;\ndashed line: 0.5)", ha="right", va="center", fontsize=8, color="#555555")
     k = sum(selected)
     same = sum(1 for s, r in zip(selected, replaced) if s and not r)
     where = f"the first {n} of the window's {total} positions" if total > n else f"{n} positions"
