@@ -130,8 +130,8 @@ def check_share_std(fn) -> None:
                  p * (1 - p) * math.sqrt(squares) / total: "p (1 - p) stands outside the square root: it is part "
                  "of the variance, so the square root covers it too.",
                  math.sqrt(p * (1 - p) / words): "That is the binomial error of the share of selected *words* (or "
-                 "the same number, reached another way: sum(n_w) x mean(n_w) in place of sum(n_w^2) gives it too); "
-                 "the share asked for is of pieces, and a word of n pieces adds n of them at once.",
+                 "the same number, reached another way: check what your sum adds up, word by word); the share asked "
+                 "for is of pieces, and a word of n pieces adds n of them at once.",
                  math.sqrt(p * (1 - p) * squares) / total ** 2: "Divided by sum(n_w)^2: the share is the count "
                  "divided by sum(n_w), so its standard deviation is the count's divided by sum(n_w), once (the "
                  "square belongs to the variance).",
