@@ -22,7 +22,8 @@ def check_gumbel_max(fn) -> None:
                             "add_): the caller reuses them. Compute a new tensor instead, e.g. logits + gumbel.")
     if not torch.equal(given, noise):
         raise ExerciseError("Your function changed the noise it was given (an in-place operation such as log_ or "
-                            "neg_): the caller reuses it. Compute new tensors instead, e.g. -torch.log(-torch.log(noise)).")
+                            "neg_): the caller reuses it. Compute new tensors from it instead (torch.log(noise), not "
+                            "noise.log_()).")
     if not isinstance(answer, torch.Tensor) and hasattr(answer, "indices"):  # what .max(dim) returns: a (values, indices) pair
         raise ExerciseError("`.max(-1)` returns a pair, (values, indices): the sample is the position of the largest, "
                             "its `.indices` (or use argmax(-1)).")
