@@ -190,7 +190,7 @@ def electra_grid_table(grid: dict) -> str:
     lines = ["| learning rate | characters a step | steps | highest AUC | final AUC | accuracy | flagged (logit > 0) | spread | "
              "state | generator |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in grid["runs"]:
-        f, aucs = r["final"], f"{max(r['curve']['val_auc']):.2f} | {r['curve']['val_auc'][-1]:.2f}"
+        f, aucs = r["final"], f"{max(r['curve']['val_auc']):.3f} | {r['curve']['val_auc'][-1]:.3f}"
         state = "collapsed" if f["spread"] < COLLAPSED_SPREAD else "learning" if f["auc"] >= 0.6 else "near a coin toss"
         lines.append(f"| {r['lr']:g} | {r['batch']:,} | {r['steps']:,} | {aucs} | {f['accuracy']:.1%} | "
                      f"{f['replaced_recall']:.1%} | {f['spread']:.2g} | {state} | {f['generator_accuracy']:.1%} |")
