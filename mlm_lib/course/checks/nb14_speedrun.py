@@ -69,8 +69,8 @@ def _ns_slips(matrix, steps):
                   "every singular value at most 1.", xs.T if tall else xs))
     for n in (steps - 1, steps + 1):
         if n >= 0:
-            slips.append((f"One iteration {'short' if n < steps else 'too many'}: the result is what {n} "
-                          f"iteration(s) give, not `steps` ({steps}). Count the loop's turns, and check that each turn "
+            slips.append((f"One iteration {'short' if n < steps else 'too many'}: called with steps={steps}, your "
+                          f"function gives what {n} iteration(s) give. Count the loop's turns, and check that each turn "
                           "assigns its result back to x, so that the next turn starts from it.", run(n, step)))
     if steps != 5:
         slips.append((f"Five iterations whatever `steps` says: the loop must turn `steps` times (here {steps}).",
