@@ -1471,6 +1471,9 @@ WRONG_ANSWERS = [
      r"With one position to sample \(logits of shape \(1, 9\)\) expected one id, shape \(1,\); got shape \(\)"),
     # 14 (learner review, 2026-11-27): the course's own function, imported and called, passed
     (checks.check_newton_schulz, _ns_by_the_library, "calls the course's own mlm_lib.newton_schulz"),
+    # 15 (learner review, 2026-11-27): torch.multinomial's (n, 1) column was blamed on argmax's keepdim; its own
+    # randomness is named first
+    (checks.check_gumbel_max, lambda lg, u: torch.multinomial(lg.softmax(-1), 1), "draws its own randomness"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -29,8 +29,16 @@ def check_gumbel_max(fn) -> None:
                             "its `.indices` (or use argmax(-1)).")
     got = _tensor(answer, "the samples")
     if got.shape == (*expected.shape, 1):
-        raise ExerciseError(f"One id per row: expected shape {tuple(expected.shape)}, got {tuple(got.shape)}: the "
-                            "argmax kept the vocabulary's dimension, with size 1 (keepdim=True keeps it): drop it.")
+        try:  # a sampler of its own (torch.multinomial returns such a column) is the bigger mistake: say that first
+            again = _tensor(fn(logits.clone(), noise.clone()), "the samples")
+        except Exception:  # noqa: BLE001 -- the shape message below is still true
+            again = got
+        if not torch.equal(again, got):
+            raise ExerciseError("Two calls with the same `noise` gave different samples: your function draws its own "
+                                "randomness (torch.multinomial, torch.rand...). The sample must come from `noise` alone.")
+        raise ExerciseError(f"One id per row: expected shape {tuple(expected.shape)}, got {tuple(got.shape)}: a "
+                            "dimension of size 1 was kept at the end (keepdim=True keeps it, the vocabulary's, in argmax): "
+                            "drop it.")
     if got.shape != expected.shape:
         raise ExerciseError(f"One id per row: expected shape {tuple(expected.shape)}, got {tuple(got.shape)} "
                             "(take the argmax over the last dimension, the vocabulary).")
