@@ -139,9 +139,12 @@ def test_blanks_and_guesses_shows_the_models_candidates():
     predictions = [Prediction(3, "b", [("b", 0.6), ("e", 0.3)]), Prediction(8, "r", [("e", 0.5), ("r", 0.4)])]
     drawn = words(D.blanks_and_guesses(TEXT, predictions))
     assert "all 2 blanks" in drawn and "right at 1 of these 2" in drawn and "60%" in drawn and "was 'r'" in drawn
-    fig = D.blanks_and_guesses(TEXT, predictions)  # each column's own blank in red; its neighbours' in black
-    red = [t for t in fig.axes[0].texts if t.get_text() == "█" and t.get_color() == "#d62728"]
-    assert len(red) == len(predictions)
+    fig = D.blanks_and_guesses(TEXT, predictions)  # each column's own blank in [MASK]'s orange (notebook 02's)
+    from mlm_lib.course.viz import OUTCOME_COLOURS
+    from mlm_lib.masking import MASKED
+    orange = [t for t in fig.axes[0].texts if t.get_text() == "█" and t.get_color() == OUTCOME_COLOURS[MASKED]]
+    assert len(orange) == len(predictions)
+    assert "all 2 blanks (orange)" in drawn
 
 
 def test_length_schedules_keep_the_tokens_a_step():
