@@ -338,26 +338,6 @@ def test_word_level_std_stops_a_wrong_share_std_with_the_fix_and_passes_a_right_
             word_level_std(wrong, sizes, 0.15)
 
 
-def _ns_extra_gram(matrix, steps):
-    """Newton-Schulz with one Gram factor too many in the last term: 1e-1 from the right answer after one step."""
-    a, b, c = 3.4445, -4.7750, 2.0315
-    x = matrix / (matrix.norm() + 1e-7)
-    for _ in range(steps):
-        gram = x @ x.T
-        x = a * x + (b * gram + c * gram @ gram @ gram) @ x
-    return x
-
-
-def test_a_module_name_missing_from_a_partly_run_kernel_is_told_to_be_imported():
-    """04 (learner review, 2026-11-27): with only the first cells run, `F` is undefined, and the hint said to call
-    functions 'by their full name (e.g. F.gelu)', the very name that was missing."""
-    namespace = {}
-    exec("def embed(embeddings, ids, token_type_ids):\n    return F.layer_norm(embeddings.word(ids), (16,))\n",
-         namespace)
-    with pytest.raises(ExerciseError, match=r"nothing called F exists .* \(import torch\.nn\.functional as F\)"):
-        checks.check_embed(namespace["embed"])
-
-
 def _ns_by_the_library(matrix, steps=5):
     """Exercise 1 of notebook 14 answered by calling the function the check compares with."""
     from mlm_lib import newton_schulz as library
@@ -565,7 +545,7 @@ def _going_back(word, vocab, start=0):  # 08 Ex2 with a slip: tries a shorter pi
     return None
 
 
-def _ns(m, steps, power=False, no_assign=False, spectral=False):  # 14 Ex1, right or with one of a learner's slips
+def _ns(m, steps, power=False, no_assign=False, spectral=False, extra_gram=False):  # 14 Ex1, right or a learner's slip
     a, b, c = 3.4445, -4.7750, 2.0315
     x = m.T if m.size(0) > m.size(1) else m
     x = x / (torch.linalg.matrix_norm(x, ord=2) if spectral else x.norm().clamp_min(1e-7))
@@ -576,7 +556,7 @@ def _ns(m, steps, power=False, no_assign=False, spectral=False):  # 14 Ex1, righ
             continue
         src = start if no_assign else x
         g = src @ src.T
-        x = a * src + (b * g + c * g @ g) @ src
+        x = a * src + (b * g + c * (g @ g @ g if extra_gram else g @ g)) @ src
     return x.T if m.size(0) > m.size(1) else x
 
 RIGHT_AND_WRONG = [
@@ -1452,7 +1432,7 @@ WRONG_ANSWERS = [
      r"that is the evaluation's place in the lists \(its index\), not its tokens"),
     # 14 (learner review, 2026-11-27): a wrong polynomial 1e-1 away was blamed on bfloat16; True and False swapped
     # throughout was answered about one parameter
-    (checks.check_newton_schulz, _ns_extra_gram, r"^(?!.*bfloat16)"),
+    (checks.check_newton_schulz, lambda m, steps=5: _ns(m, steps, extra_gram=True), r"^(?!.*bfloat16)"),
     (checks.check_takes_muon, lambda name, p: not (name.startswith("layers.") and p.dim() == 2),
      "Every answer is the other way round"),
     # 13 (learner review, 2026-11-27): a loop through torch.tensor(list) is int64 except for the one-token window,
