@@ -140,11 +140,11 @@ def check_newton_schulz(fn) -> None:
                                     "the iteration keeps the matrix's orientation, so return X as it comes out of "
                                     "the loop (a wide or tall matrix turned around for the loop is turned back).")
             if not torch.isfinite(got).all() or torch.linalg.matrix_norm(got.float(), ord=2) > 2:  # largest singular value
-                raise ExerciseError("The numbers blow up. Three things keep them near 1: the start (every singular "
+                raise ExerciseError("The numbers blow up. Four things keep them near 1: the start (every singular "
                                     "value at most 1 once the matrix is divided by its norm), the polynomial's "
-                                    "coefficients with their signs, which pull values in (0, 1] towards 1, and the Gram "
-                                    "matrix itself, X times its transpose (X @ X itself is no Gram matrix). Check all "
-                                    "three.")
+                                    "coefficients with their signs, which pull values in (0, 1] towards 1, the Gram "
+                                    "matrix itself, X times its transpose (X @ X itself is no Gram matrix), and every "
+                                    "product in the polynomial a matrix product (@, not *). Check all four.")
             raise ExerciseError(f"Not the same as mlm_lib.newton_schulz for a {shape[0]}x{shape[1]} matrix and "
                                 f"steps={steps}. Check in turn: the start (divided by its norm once, in float32), the "
                                 "Gram matrix (X @ X.T on the left of X, or X.T @ X on its right; matrix products, @), the three coefficients and the number "
