@@ -160,8 +160,8 @@ def speedrun_table(result: dict) -> str:
 
 def electra_pretraining_table(result: dict) -> str:
     """Markdown: each pretraining of an `electra` result (notebook 15) on its own objective's held-out figures at
-    the end of its budget of characters. ELECTRA's discriminator: AUC (0.5 is a coin toss), and the share of the
-    replaced positions it finds when it flags as many positions as were replaced (`recall at share`; a coin toss
+    the end of its budget of characters. ELECTRA's discriminator: AUC (0.5 is chance), and the share of the
+    replaced positions it finds when it flags as many positions as were replaced (`recall at share`; chance
     finds the replaced share itself, printed beside it); its generator's masked accuracy. A masked LM: its masked
     accuracy at BERT's 15%."""
     lines = ["| pretraining | seed | steps | characters a step | held-out figures at the end |", "|---|---|---|---|---|"]
@@ -171,7 +171,7 @@ def electra_pretraining_table(result: dict) -> str:
             continue  # nothing trained here: the fine-tuning's floor and the starting point
         if "auc" in f:
             figures = (f"AUC {f['auc']:.3f}; finds {f['replaced_recall_at_share']:.1%} of the replaced positions "
-                       f"(a coin toss: {f['replaced']:.1%}); generator {f['generator_accuracy']:.1%}; "
+                       f"(chance: {f['replaced']:.1%}); generator {f['generator_accuracy']:.1%}; "
                        f"spread {f['spread']:.2g}")
         else:
             figures = f"masked accuracy {f['accuracy']:.1%} (loss {f['loss']:.3f})"
@@ -185,13 +185,13 @@ def electra_grid_table(grid: dict) -> str:
     one, and at the end its accuracy, recall on the
     replaced positions and hidden-state spread across positions (`electra.hidden_spread`; below
     `electra.COLLAPSED_SPREAD`, 0.01: collapsed), a state (collapsed; else learning if the final AUC reaches 0.6, the AUC half of
-    the threshold notebook 15 holds every discriminator to, else near a coin toss), and the generator's accuracy on its blanks."""
+    the threshold notebook 15 holds every discriminator to, else near chance), and the generator's accuracy on its blanks."""
 
     lines = ["| learning rate | characters a step | steps | highest AUC | final AUC | accuracy | flagged (logit > 0) | spread | "
              "state | generator |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in grid["runs"]:
         f, aucs = r["final"], f"{max(r['curve']['val_auc']):.3f} | {r['curve']['val_auc'][-1]:.3f}"
-        state = "collapsed" if f["spread"] < COLLAPSED_SPREAD else "learning" if f["auc"] >= 0.6 else "near a coin toss"
+        state = "collapsed" if f["spread"] < COLLAPSED_SPREAD else "learning" if f["auc"] >= 0.6 else "near chance"
         lines.append(f"| {r['lr']:g} | {r['batch']:,} | {r['steps']:,} | {aucs} | {f['accuracy']:.1%} | "
                      f"{f['replaced_recall']:.1%} | {f['spread']:.2g} | {state} | {f['generator_accuracy']:.1%} |")
     return "\n".join(lines)

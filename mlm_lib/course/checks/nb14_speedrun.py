@@ -121,8 +121,8 @@ def check_newton_schulz(fn) -> None:
                 continue
             if got.dtype in (torch.bfloat16, torch.float16):
                 raise ExerciseError(f"The result is in {str(got.dtype).removeprefix('torch.')}: the course iterates "
-                                    "in float32, and the check compares with that. bfloat16 keeps two to three "
-                                    "significant digits, so its result lands visibly apart (section 3 sets "
+                                    "in float32, and the check compares with that. A 16-bit float keeps two to "
+                                    "three significant digits, so its result lands visibly apart (section 3 sets "
                                     "PyTorch's bfloat16 Muon beside float32). Keep x in float32 throughout.")
             for message, variant in _ns_slips(matrix, steps):
                 if variant.shape == got.shape and torch.allclose(got.float(), variant, atol=1e-4, rtol=1e-4):
