@@ -382,7 +382,8 @@ def evaluate_electra(model: Electra, tokenizer, ids: torch.Tensor, *, length: in
 
 
 # below this spread a discriminator counts as collapsed: its positions' vectors differ by about 1% of what a
-# learning encoder's do (the course's masked LM: 0.88; notebook 15's first ELECTRA runs: 1.5e-5 and 1.7e-4)
+# learning encoder's do (the course's masked LM: 0.87 on the held-out text at 128; notebook 15's first ELECTRA
+# runs: 1.5e-5 and 1.7e-4)
 COLLAPSED_SPREAD = 0.01
 
 
@@ -390,7 +391,7 @@ def hidden_spread(hidden: torch.Tensor) -> float:
     """How much the discriminator's last hidden states differ from position to position: their standard deviation
     across the positions of a window, averaged over features and windows (`hidden`: batch x length x width).
     Near 0, every position gets the same vector -- the encoder has collapsed to one answer for all of them,
-    whatever its accuracy says (notebook 15, §5: a collapsed run's spread is about 1e-5, a learning one's 0.1-1)."""
+    whatever its accuracy says (notebook 15, §4: a collapsed run's spread is about 1e-5, a learning one's 0.1-1)."""
     return hidden.float().std(dim=1).mean().item()
 
 

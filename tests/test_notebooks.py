@@ -40,6 +40,13 @@ def test_notebook_structure(path):
     assert not any("NBVAL" in "".join(c["source"]) for c in code)
     # every exercise is gradable by nbgrader as stored: solution cell + locked, graded check cell
     assert nb == mark_for_nbgrader(nb, f"nb{path.stem[:2]}"), "run mark_for_nbgrader on this notebook"
+    # one place and one wording for where a learner writes an answer, said before the first exercise
+    markdown = ["".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    where = "Write your answer in a new cell right above the check cell"
+    first = next(i for i, text in enumerate(markdown) if "**Exercise 1" in text)
+    said = [i for i, text in enumerate(markdown) if where in text]
+    assert said and said[0] <= first and (said[0] < first or markdown[first].index(where) < markdown[first].index(
+        "**Exercise 1")), "say where answers go (the wording of the other notebooks) before the first exercise"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_ids(NOTEBOOKS))

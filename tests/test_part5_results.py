@@ -45,7 +45,9 @@ def test_the_grid_is_its_results_and_the_collapse_is_the_learning_rates():
 
     grid = load_json_results("electra-grid")
     table = electra_grid_table(grid)
-    assert table in DOC and table in ASSETS and table.splitlines()[2] in NB15
+    assert table in DOC and table in ASSETS and electra_grid_table(grid, brief=True).splitlines()[2] in NB15
+    brief = electra_grid_table(grid, brief=True).splitlines()
+    assert "flagged" not in brief[0] and "highest" not in brief[0] and len(brief) == len(table.splitlines())
     assert {(r["lr"], r["batch"]) for r in grid["runs"]} == {(lr, b) for lr in LEARNING_RATES for b in BATCHES}
     assert grid["settings"]["characters"] == 6_000_000 and grid["settings"]["preset"] == "full"
     assert {r["lr"] for r in grid["runs"] if collapsed(r)} == {2e-3}

@@ -179,21 +179,28 @@ def electra_pretraining_table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def electra_grid_table(grid: dict) -> str:
+def electra_grid_table(grid: dict, brief: bool = False) -> str:
     """Markdown: notebook 15's grid, one row per learning rate and characters a step, at one budget of training
     characters: steps, the discriminator's highest AUC over its evaluations (the notebook plots them all) and its final
     one, and at the end its accuracy, recall on the
     replaced positions and hidden-state spread across positions (`electra.hidden_spread`; below
     `electra.COLLAPSED_SPREAD`, 0.01: collapsed), a state (collapsed; else learning if the final AUC reaches 0.6, the AUC half of
-    the threshold notebook 15 holds every discriminator to, else near chance), and the generator's accuracy on its blanks."""
+    the threshold notebook 15 holds every discriminator to, else near chance), and the generator's accuracy on its blanks.
 
-    lines = ["| learning rate | characters a step | steps | highest AUC | final AUC | accuracy | flagged (logit > 0) | spread | "
-             "state | generator |", "|---|---|---|---|---|---|---|---|---|---|"]
+    `brief` (the notebook's table) keeps the figures its section reads: the final AUC only, no recall at logit > 0
+    (a second way of counting what a discriminator catches, which section 6 would have to tell apart from its own);
+    docs/results-part5.md gives the full table."""
+    head = ["learning rate", "characters a step", "steps", "highest AUC", "AUC" if brief else "final AUC", "accuracy",
+            "flagged (logit > 0)", "spread", "state", "generator"]
+    shown = [h for h in head if not (brief and h in ("highest AUC", "flagged (logit > 0)"))]
+    lines = ["| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
     for r in grid["runs"]:
-        f, aucs = r["final"], f"{max(r['curve']['val_auc']):.3f} | {r['curve']['val_auc'][-1]:.3f}"
+        f = r["final"]
         state = "collapsed" if f["spread"] < COLLAPSED_SPREAD else "learning" if f["auc"] >= 0.6 else "near chance"
-        lines.append(f"| {r['lr']:g} | {r['batch']:,} | {r['steps']:,} | {aucs} | {f['accuracy']:.1%} | "
-                     f"{f['replaced_recall']:.1%} | {f['spread']:.2g} | {state} | {f['generator_accuracy']:.1%} |")
+        cells = dict(zip(head, (f"{r['lr']:g}", f"{r['batch']:,}", f"{r['steps']:,}", f"{max(r['curve']['val_auc']):.3f}",
+                                f"{r['curve']['val_auc'][-1]:.3f}", f"{f['accuracy']:.1%}", f"{f['replaced_recall']:.1%}",
+                                f"{f['spread']:.2g}", state, f"{f['generator_accuracy']:.1%}")))
+        lines.append("| " + " | ".join(cells[h] for h in shown) + " |")
     return "\n".join(lines)
 
 
