@@ -1454,6 +1454,9 @@ WRONG_ANSWERS = [
     # 15 (learner review, 2026-11-27): torch.multinomial's (n, 1) column was blamed on argmax's keepdim; its own
     # randomness is named first
     (checks.check_gumbel_max, lambda lg, u: torch.multinomial(lg.softmax(-1), 1), "draws its own randomness"),
+    # 16 (learner review, 2026-11-27): the quarter turn without its minus sign, (x2, x1), is named as such
+    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((x.chunk(2, -1)[1], x.chunk(2, -1)[0]), -1) * s,
+     "no sign changed"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -5,7 +5,8 @@
     python -m mlm_lib.experiments.electra --preset smoke --characters 20000 --out /tmp/electra.json   # the tests
 
 Every pretraining reads the same budget of training characters (`--characters`: steps = characters / characters a
-step, the schedules functions of the share spent), so a result is the same on any machine; an arm's own recipe
+step, the schedules functions of the share spent), so a run does the same work on any machine (its numbers
+bit for bit on the CPU and thread count its file names, within float rounding on another); an arm's own recipe
 says its learning rate and characters a step (`ARMS`). The arms:
 * `mlm`: the course's masked LM from random weights, bert-40% (notebook 14): 40% of positions selected, AdamW at
   2e-3, 4,096 characters a step, windows 16 -> 128 over the first half, 4% warm-up then linear decay;

@@ -7,15 +7,15 @@ characters (comparisons) or of minutes (speed on one machine).
     python -m mlm_lib.experiments.speedrun --recipes bert --minutes 0.1 --preset smoke --out /tmp/s.json  # the tests
     python -m mlm_lib.experiments.speedrun --recipes bert-40% --minutes 1 --preset gpu --device cuda --out gpu.json
 
-A recipe (`RECIPES`) is a model shape and a way to train it. Its schedules — the learning rate (warm-up, then
-linear decay to zero) and the window length (notebook 07's curriculum) — are functions of the share of the budget
-spent, so a run ends with its learning rate at zero when the budget is used up. The budget is either **characters**
-(`--characters`: equal work, the same result for a seed on any machine — what every comparison uses, notebook 14,
-section 2) or the **clock** (`--minutes`: how far this machine gets, as Cramming budgets its runs; the
-modded-nanoGPT speedruns instead fix the number of steps and time them). The clock counts
-training only: every `--eval-seconds` of it the run stops the clock and measures held-out masked-character
-accuracy at length 128 (the issue's bar) on the same windows, so a result says when each recipe first reached
-70% and 75%.
+A recipe (`RECIPES`) is a model shape and a way to train it. Its schedules — the learning rate (warm-up, then linear
+decay to zero) and the window length (notebook 07's curriculum) — are functions of the share of the budget spent, so
+a run ends with its learning rate at zero when the budget is used up. The budget is either **characters**
+(`--characters`: equal work, the same work for a seed on any machine and the same numbers on the CPU a file names —
+what every comparison uses, notebook 14, section 2) or the **clock** (`--minutes`: how far this machine gets, as
+Cramming budgets its runs; the modded-nanoGPT speedruns instead fix the number of steps and time them). The clock
+counts training only: every `--eval-seconds` of it the run stops the clock and measures held-out masked-character
+accuracy at length 128 (the issue's bar) on the same windows, so a result says when each recipe first reached 70%
+and 75%.
 
 The recipes (an ablation table reads each against `bert`):
   bert       today's recipe: post-LN, AdamW 2e-3, linear curriculum 16 -> 128 over the first half, 4,096
@@ -210,7 +210,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--seeds", nargs="+", type=seed_number, default=[0])
     budget = parser.add_mutually_exclusive_group(required=True)
     budget.add_argument("--characters", type=whole_number(1),
-                        help="training characters per run: equal work, the same result on any machine (comparisons)")
+                        help="training characters per run: equal work, the same on any machine (comparisons)")
     budget.add_argument("--minutes", type=finite(0), help="training time per run on the clock: how far this machine "
                         "gets (how fast; never to compare recipes)")
     parser.add_argument("--evals", type=whole_number(1), default=8,

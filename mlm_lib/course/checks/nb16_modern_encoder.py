@@ -56,6 +56,10 @@ def check_rotate(fn) -> None:
     if torch.allclose(got, rotated * sin, atol=1e-5):
         raise ExerciseError("The cosine term is missing: a turn by angle t keeps cos(t) of the pair itself and adds "
                             "sin(t) of its quarter turn.")
+    if torch.allclose(got, x * cos + torch.cat((second, first), -1) * sin, atol=1e-5):
+        raise ExerciseError("The halves swapped places, but no sign changed: the quarter turn of a pair (a, b) has a "
+                            "minus sign in it (the text above gives it). Without it the pair is mirrored, not turned, "
+                            "and its length changes.")
     if torch.allclose(got, x * cos + torch.cat((-first, second), -1) * sin, atol=1e-5):
         raise ExerciseError("The quarter turn of a pair (a, b) is (-b, a): the halves swap places as well as one "
                             "changing sign.")
