@@ -119,6 +119,11 @@ def test_encoder_diagram_of_a_modern_configuration_has_no_position_table():
     drawn = words(D.encoder_diagram(config))
     assert "position embedding" not in drawn and "RoPE" in drawn and "GeGLU" in drawn
     assert "global every 3" in drawn
+    # one table alone is drawn without a sum to meet in; BERT's three tables meet in one; the title's head is the MLM's
+    texts = lambda fig: [t.get_text() for t in fig.axes[0].texts]  # noqa: E731
+    assert "sum" not in texts(D.encoder_diagram(config)) and "+" not in texts(D.encoder_diagram(config))
+    bert = D.encoder_diagram(BertConfig(vocab_size=84, d_model=32, n_layers=2, n_heads=2, d_ff=64))
+    assert "sum" in texts(bert) and "+" in texts(bert) and "(MLM head" in words(bert)
     # ModernBERT's first layer reads the normalised embeddings without its own norm (first_layer_norm=False)
     assert "not in layer 0" in drawn
     assert "not in layer 0" not in words(D.encoder_diagram(BertConfig(vocab_size=84, d_model=32, n_layers=2,

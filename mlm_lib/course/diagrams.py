@@ -359,12 +359,15 @@ def encoder_diagram(config):
     ew = 7.8 / len(rows)
     for i, (name, shape) in enumerate(rows):
         _box(ax, 0.4 + i * ew, 0.1, ew - 0.25, 0.5, f"{name} embedding\n{shape}", INPUT, size=9)
-        ax.plot([0.4 + i * ew + (ew - 0.25) / 2, cx], [0.6, 0.86], color=EDGE, lw=1.2)
-    # the tables' rows meet in one sum (a + in a circle), which the LayerNorm then reads
-    ax.add_patch(Circle((cx, 0.88), 0.09, facecolor="white", edgecolor=EDGE, lw=1.2, zorder=3))
-    ax.text(cx, 0.875, "+", ha="center", va="center", fontsize=10, zorder=4)
-    _arrow(ax, (cx, 0.97), (cx, 1.15))
-    ax.text(cx + 0.12, 1.06, "sum" if len(rows) > 1 else "", fontsize=9, va="center")
+        if len(rows) > 1:  # each table's line to the sum; one table alone goes straight up (below)
+            ax.plot([0.4 + i * ew + (ew - 0.25) / 2, cx], [0.6, 0.86], color=EDGE, lw=1.2)
+    # the tables' rows meet in one sum (a + in a circle), which the LayerNorm then reads; one table alone (RoPE, no
+    # token types) has nothing to add to, so it goes straight on
+    if len(rows) > 1:
+        ax.add_patch(Circle((cx, 0.88), 0.09, facecolor="white", edgecolor=EDGE, lw=1.2, zorder=3))
+        ax.text(cx, 0.875, "+", ha="center", va="center", fontsize=10, zorder=4)
+        ax.text(cx + 0.12, 1.06, "sum", fontsize=9, va="center")
+    _arrow(ax, (cx, 0.97 if len(rows) > 1 else 0.6), (cx, 1.15))
     _box(ax, cx - bw / 2, 1.15, bw, 0.42, "LayerNorm" + (f" → projection to {d}" if c.embedding_width != d else ""),
          QUIET, size=8.5)
     ax.text(cx + bw / 2 + 0.15, 1.36, f"embeddings:\n{_count(n['embeddings'])} parameters", fontsize=8.5, va="center")
@@ -421,7 +424,7 @@ def encoder_diagram(config):
     fig.set_size_inches(8.6, top)
     ax.set_ylim(0, top)
     ax.text(0.2, top - 0.3, f"{c.n_layers}-layer encoder, d_model {d} ({kind}): {n['total']:,} parameters "
-            f"(head {_count(n['head'])})", fontsize=10.5, fontweight="bold")
+            f"(MLM head {_count(n['head'])})", fontsize=10.5, fontweight="bold")
     return fig
 
 
