@@ -997,7 +997,7 @@ def electra_diagram(tokens, shown_to_generator, sampled, selected, replaced, sco
     x0 = 2.4
     _cells(ax, x0, 3.45, tokens, w=w, label="original", size=9)
     _cells(ax, x0, 2.85, shown_to_generator, w=w, label="generator sees", size=9,
-           colours=[OUTCOME_COLOURS[MASKED] if t == "█" else (QUIET if s else "white")
+           colours=[OUTCOME_COLOURS[MASKED] if t == "█" else ("#c4c4c4" if s else "white")
                     for t, s in zip(shown_to_generator, selected)])
     _cells(ax, x0, 2.25, [t if s else "" for t, s in zip(sampled, selected)], w=w, label="generator samples", size=9,
            colours=["#dbe9f6" if s else "white" for s in selected], edge="#dddddd")  # pale blue: a sample
