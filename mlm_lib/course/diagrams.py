@@ -1007,11 +1007,11 @@ def electra_diagram(tokens, shown_to_generator, sampled, selected, replaced, sco
         p = float(p)
         ax.add_patch(Rectangle((x0 + i * w + 0.04, 0.45), w - 0.08, 0.9, facecolor="none", edgecolor="#cccccc", lw=0.6))
         ax.add_patch(Rectangle((x0 + i * w + 0.04, 0.45), w - 0.08, 0.9 * p, facecolor="#e76f51" if replaced[i] else "#8d99ae"))
-        ax.text(x0 + (i + 0.5) * w, 0.45 + 0.9 * p / 2, f"{p:.2f}".lstrip("0"), ha="center", va="center", fontsize=7,
+        ax.text(x0 + (i + 0.5) * w, 0.45 + 0.9 * p / 2, f"{p:.2f}".lstrip("0"), ha="center", va="center", fontsize=8.5,
                 color="white" if p > 0.25 else "black")
     ax.plot([x0, x0 + w * n], [0.45 + 0.45, 0.45 + 0.45], ls="--", color="black", lw=0.8, zorder=3)
     ax.text(x0 - 0.12, 0.95, "P(replaced)", ha="right", va="center", fontsize=9)
-    ax.text(x0 - 0.12, 0.65, "(box top: 1;\ndashed line: 0.5)", ha="right", va="center", fontsize=8, color="#555555")
+    ax.text(x0 - 0.12, 0.65, "(box top: 1;\ndashed line: 0.5)", ha="right", va="center", fontsize=8.5, color="#555555")
     k = sum(selected)
     same = sum(1 for s, r in zip(selected, replaced) if s and not r)
     where = f"the first {n} of the window's {total} positions" if total > n else f"{n} positions"
