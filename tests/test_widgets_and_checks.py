@@ -1457,6 +1457,14 @@ WRONG_ANSWERS = [
     # 16 (learner review, 2026-11-27): the quarter turn without its minus sign, (x2, x1), is named as such
     (checks.check_rotate, lambda x, c, s: x * c + torch.cat((x.chunk(2, -1)[1], x.chunk(2, -1)[0]), -1) * s,
      "no sign changed"),
+    # 15 (learner review, 2026-11-27): the row count as the divisor, the mask read upside down, a sigmoid before the
+    # loss that takes logits, each named
+    (checks.check_rtd_loss, lambda lg, r, m: (F.binary_cross_entropy_with_logits(lg, r.float(), reduction="none") * m
+                                              ).sum() / len(m), "number of rows"),
+    (checks.check_rtd_loss, lambda lg, r, m: F.binary_cross_entropy_with_logits(lg[m == 0], r[m == 0].float()),
+     "Only the padding was scored"),
+    (checks.check_rtd_loss, lambda lg, r, m: F.binary_cross_entropy_with_logits(torch.sigmoid(lg[m.bool()]),
+                                                                                r[m.bool()].float()), "squashed twice"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -175,6 +175,17 @@ def check_rtd_loss(fn) -> None:
     if math.isclose(got.item(), per_row.item(), rel_tol=1e-5):
         raise ExerciseError("A mean per row, then the mean of the rows: that weighs a short (padded) row's positions "
                             "more than a full row's. Average over all the real positions of the batch at once.")
+    if math.isclose(got.item(), ((losses * mask).sum() / len(mask)).item(), rel_tol=1e-5):
+        raise ExerciseError(f"Divided by the number of rows ({len(mask)}): len() of a 2-D tensor counts its first "
+                            "dimension. The mean is over the real positions, so divide by how many there are.")
+    padding_only = ((losses * (1 - mask)).sum() / (1 - mask).sum()).item()
+    if math.isclose(got.item(), padding_only, rel_tol=1e-5):
+        raise ExerciseError("Only the padding was scored: attention_mask is 1 at the real positions and 0 at the "
+                            "padding, so keep the positions where it is 1.")
+    twice = F.binary_cross_entropy_with_logits(torch.sigmoid(logits), replaced.float(), reduction="none")
+    if math.isclose(got.item(), ((twice * mask).sum() / mask.sum()).item(), rel_tol=1e-4):
+        raise ExerciseError("A sigmoid went in before the loss that takes logits, which applies its own: the "
+                            "logits were squashed twice. Give it the logits as they are.")
     raise ExerciseError(f"Expected {expected.item():.4f}, got {got.item():.4f}. Is each position scored with "
                         "binary cross-entropy *from logits*, against a 0/1 target, and averaged over every real "
                         "position of the batch (padding out)?")
