@@ -23,8 +23,9 @@ import torch
 
 def rope_frequencies(d_head: int, theta: float = 10_000.0) -> torch.Tensor:
     """The d_head / 2 angular speeds, radians per position: theta ** (-2i / d_head) for i = 0 .. d_head/2 - 1."""
-    if d_head % 2:
-        raise ValueError(f"RoPE turns pairs of numbers: the head size must be even, got {d_head}.")
+    if isinstance(d_head, bool) or not isinstance(d_head, int) or d_head < 2 or d_head % 2:
+        raise ValueError(f"RoPE turns pairs of numbers: the head size must be an even whole number, 2 or more, got "
+                         f"{d_head!r}.")
     return 1.0 / theta ** (torch.arange(0, d_head, 2, dtype=torch.float32) / d_head)
 
 

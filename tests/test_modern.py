@@ -130,3 +130,12 @@ def test_a_partly_modern_model_says_what_keeps_it_from_modernbert():
     assert not_modernbert(config) == ["bias=True (ModernBERT: False)"]
     with pytest.raises(ValueError, match="bias=True"):
         to_hf(BertForMLM(config))
+
+
+@pytest.mark.parametrize("d_head", [15, 0, -2, 2.0])
+def test_rope_angles_refuse_a_width_that_has_no_pairs(d_head):
+    """Notebook 16's `d_head` parameter reaches rope_angles: an odd, empty, negative or fractional width is refused
+    with the reason (the notebook names the parameter), never a torch error from deep inside."""
+    from mlm_lib.rope import rope_angles
+    with pytest.raises(ValueError, match="even whole number"):
+        rope_angles(64, d_head)

@@ -1465,6 +1465,8 @@ WRONG_ANSWERS = [
      "Only the padding was scored"),
     (checks.check_rtd_loss, lambda lg, r, m: F.binary_cross_entropy_with_logits(torch.sigmoid(lg[m.bool()]),
                                                                                 r[m.bool()].float()), "squashed twice"),
+    # 15 (learner review, 2026-11-27): the probabilities multiplied by the uniform noise, named as such
+    (checks.check_gumbel_max, lambda lg, u: (lg.softmax(-1) * u).argmax(-1), "multiplying the probabilities by u"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -23,7 +23,7 @@ The recipes (an ablation table reads each against `bert`):
   pre-ln     + pre-LN (Cramming's choice: it stands a higher learning rate) at 3e-3: leaves BERT's architecture
   muon       bert's model and schedule, with Muon (`mlm_lib.muon`) at 0.02 on the encoder's weight matrices and
              AdamW at 2e-3 on the rest: BERT's architecture, another optimiser.
-  muon-0.05  the same with Muon at 0.05 (it diverged in a 3-minute screen: kept so the screen reproduces)
+  muon-0.05  the same with Muon at 0.05 (it diverged in the screen, muon-lr-screen.json: kept so it reproduces)
   muon-40%   muon, selecting 40% of the positions in training instead of 15% (Wettig et al. 2022; notebook 10
              measured 40% best at this scale): 2.7 times the predictions a step, for little more compute, as
              the head runs on the selected positions only. Evaluation stays at BERT's 15%.

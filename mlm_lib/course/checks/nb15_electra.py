@@ -86,7 +86,8 @@ def check_gumbel_max(fn) -> None:
          "The noise was added to probabilities: the trick adds Gumbel noise to the *logits* (log-probabilities up to a "
          "constant), where it samples from their softmax exactly."),
         (lambda: (many + torch.log(u)).argmax(-1),
-         "+log(u) is (minus) exponential noise: Gumbel noise takes the log twice, -log(-log(u))."),
+         "Adding log(u) to the logits, or multiplying the probabilities by u (the same samples), uses minus "
+         "exponential noise: Gumbel noise takes the log twice, -log(-log(u)), and is added to the logits."),
         *[(lambda log=log: (many - log(-log(u))).argmax(-1),
            f"The log twice, but in base {base}: Gumbel noise uses the natural log, -torch.log(-torch.log(noise)), the "
            "log whose exp the softmax takes.") for base, log in (("10", torch.log10), ("2", torch.log2))],
