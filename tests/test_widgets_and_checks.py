@@ -1467,6 +1467,11 @@ WRONG_ANSWERS = [
                                                                                 r[m.bool()].float()), "squashed twice"),
     # 15 (learner review, 2026-11-27): the probabilities multiplied by the uniform noise, named as such
     (checks.check_gumbel_max, lambda lg, u: (lg.softmax(-1) * u).argmax(-1), "multiplying the probabilities by u"),
+    # 16 (learner review, 2026-11-27): x without its cosine factor; the gate applied with @ (its hint names both causes)
+    (checks.check_rotate, lambda x, c, s: x + torch.cat((-x.chunk(2, -1)[1], x.chunk(2, -1)[0]), -1) * s,
+     "went in unscaled"),
+    (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x).chunk(2, -1)[0]) @ wi(x).chunk(2, -1)[1].transpose(-1, -2)),
+     "not the matrix product @"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -69,6 +69,9 @@ def check_rotate(fn) -> None:
                             "split the last dimension (the vector's), chunk(2, dim=-1).")
     if torch.allclose(got, x * cos, atol=1e-5):
         raise ExerciseError("Only the cosine part: a rotation also mixes in the pair's other number, times the sine.")
+    if torch.allclose(got, x + rotated * sin, atol=1e-5):
+        raise ExerciseError("x itself went in unscaled: a turn keeps cos(t) of the pair (x * cos) and adds sin(t) of "
+                            "its quarter turn.")
     if x.size(0) % 2 == 0 and torch.allclose(got, x * cos + torch.cat((-x.chunk(2, 0)[1], x.chunk(2, 0)[0]), 0) * sin,
                                              atol=1e-5):
         raise ExerciseError("The halves were taken along the first dimension (the batch): a pair is two numbers of one "
@@ -132,7 +135,8 @@ def _geglu_hint(err):
                 "its last dimension into two halves.")
     if "cannot be multiplied" in str(err):
         return ("w_out reads f numbers, half of w_in's 2f outputs: what reaches w_out must be the product of the "
-                "two halves of w_in(x), split along its *last* dimension (the features).")
+                "two halves of w_in(x), split along its *last* dimension (the features), multiplied number by number "
+                "(*, not the matrix product @).")
     if "must match the size of tensor" in str(err):
         return ("two tensors of different sizes met in a product. The two halves of w_in(x) must each be f wide "
                 "(half its last dimension: the notebook's layer has f = 344, the check's f = 5), and they multiply "
