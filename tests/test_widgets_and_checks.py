@@ -345,6 +345,12 @@ def _ns_by_the_library(matrix, steps=5):
     return library(matrix, steps)
 
 
+def _rotate_times_equals(x, cos, sin):  # 16: right numbers, but x *= cos changes the caller's vectors
+    turn = torch.cat((-x.chunk(2, -1)[1], x.chunk(2, -1)[0]), -1) * sin
+    x *= cos
+    return x + turn
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1472,6 +1478,7 @@ WRONG_ANSWERS = [
      "went in unscaled"),
     (checks.check_geglu, lambda x, wi, wo: wo(F_.gelu(wi(x).chunk(2, -1)[0]) @ wi(x).chunk(2, -1)[1].transpose(-1, -2)),
      "not the matrix product @"),
+    (checks.check_rotate, _rotate_times_equals, r"x \*= \.\.\."),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

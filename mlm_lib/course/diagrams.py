@@ -1047,8 +1047,10 @@ def rope_rotation(query, key, positions=(0, 3, 7), pair: int = 0, theta: float =
         for v, colour, name in ((qm, "#e76f51", f"q at {m}"), (km, "#457b9d", f"k at {m + 2}")):
             ax.annotate("", xy=(float(v[0]), float(v[1])), xytext=(0, 0), arrowprops=dict(arrowstyle="-|>", color=colour, lw=2))
             tip = v / max(float(v.norm()), 1e-9)  # the label just beyond the tip, on the arrow's line
-            ax.text(float(v[0] + 0.22 * top * tip[0]), float(v[1] + 0.14 * top * tip[1]), name, color=colour,
-                    fontsize=9, ha="center", va="center")
+            inside = lambda z: max(-0.78 * top, min(0.78 * top, z))  # noqa: E731 -- kept clear of the panel's edge
+            ax.text(inside(float(v[0] + 0.22 * top * tip[0])), inside(float(v[1] + 0.14 * top * tip[1])), name,
+                    color=colour, fontsize=9, ha="center", va="center", zorder=4,
+                    bbox=dict(facecolor="white", edgecolor="none", alpha=0.8, pad=1))
         ax.set_xlim(-top, top)
         ax.set_ylim(-top, top)
         ax.set_aspect("equal")

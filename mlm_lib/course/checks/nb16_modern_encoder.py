@@ -18,8 +18,9 @@ def check_rotate(fn) -> None:
     given = x.clone()
     got = _tensor(_call(fn, given, cos, sin, hint=_rotate_hint), "the turned vectors")
     if not torch.equal(given, x):
-        raise ExerciseError("Your function changed its input in place (a method ending in _, such as mul_ or add_, "
-                            "or an assignment into x[...]): the caller's vectors are gone. Build a new tensor instead.")
+        raise ExerciseError("Your function changed its input in place (x *= ..., x += ..., a method ending in _ such "
+                            "as mul_, or an assignment into x[...]): the caller's vectors are gone. Build a new tensor "
+                            "instead, e.g. x * cos.")
     if got.shape != x.shape:
         raise ExerciseError(f"A rotation keeps the shape: expected {tuple(x.shape)}, got {tuple(got.shape)}.")
     if got.dtype != x.dtype:
@@ -175,7 +176,7 @@ def check_geglu(fn) -> None:
     if torch.allclose(got, x + expected, atol=1e-5):
         raise ExerciseError("x was added back: the residual belongs to the block around the layer (notebook 04), "
                             "the feed-forward layer returns w_out(...) alone.")
-    slips = [(w_out(F.relu(h) * gate), "ReLU is ReGLU's gate function; GeGLU's is GELU."),
+    slips = [(w_out(F.relu(h) * gate), "ReLU on the first half makes ReGLU; GeGLU puts GELU there."),
              (w_out(F.silu(h) * gate), "SiLU makes SwiGLU (LLaMA's choice); GeGLU, ModernBERT's, uses GELU."),
              (w_out(F.gelu(w_in(x)[..., :5])), "The gate is missing: the second half multiplies the first "
                                                "half's GELU, number by number."),
