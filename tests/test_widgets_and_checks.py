@@ -334,7 +334,7 @@ def test_word_level_std_stops_a_wrong_share_std_with_the_fix_and_passes_a_right_
     for wrong in (lambda s, p: (p * (1 - p) * s.double() ** 2).sqrt() / s.sum(),  # one value per word
                   lambda s, p: math.sqrt(p * (1 - p) / float(s.sum())),  # the binomial error
                   lambda s, p: None):
-        with pytest.raises(ExerciseError, match=r"^share_std gave .* run Exercise 2's check above"):
+        with pytest.raises(ExerciseError, match=r"^share_std gave .* Run Exercise 2's check above"):
             word_level_std(wrong, sizes, 0.15)
 
 

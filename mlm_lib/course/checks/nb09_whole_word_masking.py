@@ -158,8 +158,9 @@ def word_level_std(share_std, word_sizes, select_prob) -> float:
     except (TypeError, ValueError, RuntimeError):
         value = None
     if value is None or not math.isclose(value, right, rel_tol=1e-6):
-        got = f"{value:.3g}" if value is not None else f"a {type(sd).__name__}, not one number"
-        raise ExerciseError(f"share_std gave {got} here, not the word-level standard deviation of these words: run "
-                            "Exercise 2's check above, which says what to fix, then this cell again.")
+        said = (f"share_std gave {value:.3g} here, which is not the word-level standard deviation of these words"
+                if value is not None else f"share_std gave a {type(sd).__name__} here, where one number belongs (the "
+                "word-level standard deviation of these words)")
+        raise ExerciseError(f"{said}. Run Exercise 2's check above, which says what to fix, then this cell again.")
     return value
 
