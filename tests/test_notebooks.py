@@ -234,8 +234,9 @@ def test_the_learners_answer_is_what_the_check_grades(copy, tmp_path):
 
 
 def test_notebook_16_scores_stop_a_rotate_the_check_refused_with_what_to_do():
-    """Section 1's score cell, run after a `rotate` the check refused (a learner may run on): each wrong answer
-    stops with the course's one-line message, never a torch traceback and never scores that look right."""
+    """Section 1's score cell, run after a `rotate` the check refused (a learner may run on): each wrong answer,
+    those right for one vector only included, stops with the course's one-line message, never a torch traceback
+    and never scores that look right; the library's own turn prints its scores."""
     import json as _json
 
     import torch
@@ -245,16 +246,17 @@ def test_notebook_16_scores_stop_a_rotate_the_check_refused_with_what_to_do():
 
     path = next(p for p in NOTEBOOKS if p.name == "16_modern_encoder.ipynb")
     cells = _json.loads(path.read_text())["cells"]
-    source = next("".join(c["source"]) for c in cells if c["cell_type"] == "code" and "def turned(" in "".join(c["source"]))
+    source = next("".join(c["source"]) for c in cells if c["cell_type"] == "code" and "turned_by(" in "".join(c["source"]))
     cos, sin = rope_angles(64, 16)
     q, k = torch.randn(16), torch.randn(16)
-    half = 8
-    wrong = {
-        "turned a vector of shape": lambda x, c, s: x[..., :half] * c[..., :half] - x[..., half:] * s[..., :half],
-        "rotate failed here": lambda x, c, s: x.tolist(),
-        "otherwise than the library": lambda x, c, s: x * c + x * s,
-    }
-    for message, rotate in wrong.items():
-        with pytest.raises(ExerciseError, match=message):
+    wrong = [
+        lambda x, c, s: x[..., :8] * c[..., :8] - x[..., 8:] * s[..., :8],  # half the width
+        lambda x, c, s: x.tolist(),  # not a tensor
+        lambda x, c, s: x * c + x * s,  # nothing turned
+        lambda x, c, s: x * c + torch.cat((-x[..., 8:], x[..., :8]), -1) * s,  # right for 16 numbers only
+        lambda x, c, s: x * c + torch.cat((-x[len(x) // 2:], x[:len(x) // 2]), 0) * s,  # right for one vector only
+    ]
+    for rotate in wrong:
+        with pytest.raises(ExerciseError, match="otherwise than the library's apply_rope"):
             exec(source, {"torch": torch, "q": q, "k": k, "cos": cos, "sin": sin, "rotate": rotate})
     exec(source, {"torch": torch, "q": q, "k": k, "cos": cos, "sin": sin, "rotate": apply_rope})  # right: no stop

@@ -22,7 +22,7 @@ from .nb12_hugging_face import check_hf_name, check_with_mask
 from .nb13_mlm_vs_ltr import check_next_token_loss, check_next_token_pair
 from .nb14_speedrun import check_newton_schulz, check_takes_muon
 from .nb15_electra import check_gumbel_max, check_rtd_loss
-from .nb16_modern_encoder import check_geglu, check_rotate
+from .nb16_modern_encoder import check_geglu, check_rotate, turned_by
 
 __all__ = [
     "ExerciseError",
@@ -63,4 +63,5 @@ __all__ = [
     "check_rtd_loss",
     "check_rotate",
     "check_geglu",
+    "turned_by",
 ]

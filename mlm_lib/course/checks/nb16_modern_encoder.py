@@ -106,6 +106,37 @@ def check_rotate(fn) -> None:
     raise ExerciseError("Not the expected rotation: x * cos + (the quarter-turned x) * sin, pair (i, i + d/2) by pair.")
 
 
+def turned_by(rotate, cos, sin):
+    """Notebook 16, section 1: the learner's `rotate` as `turned(x, position)`, for the cell that prints q·k scores.
+    Before it returns, `rotate` is held to the library's `apply_rope` on a batch of windows (where halves taken on
+    the wrong axis, or of a fixed width, go wrong although one vector comes out right); a rotate that fails there,
+    or later changes a vector's shape, stops with one line that sends the learner to Exercise 1's check."""
+    refused = ExerciseError("your rotate turns vectors otherwise than the library's apply_rope: run Exercise 1's "
+                            "check above, which says what it does wrong")
+    width = 2 * cos.shape[-1]
+    batch = torch.randn(2, 3, 64, width, generator=torch.Generator().manual_seed(0))
+    batch_cos, batch_sin = rope_angles(64, width)
+    try:
+        right = torch.allclose(rotate(batch, batch_cos, batch_sin), apply_rope(batch, batch_cos, batch_sin), atol=1e-5)
+    except (TypeError, IndexError, RuntimeError, AttributeError, ValueError):
+        right = False
+    if not right:
+        raise refused
+
+    def turned(x, position):
+        try:
+            out = rotate(x, cos[position], sin[position])
+            same = tuple(out.shape) == tuple(x.shape) and torch.allclose(out, apply_rope(x, cos[position],
+                                                                                         sin[position]), atol=1e-5)
+        except (TypeError, IndexError, RuntimeError, AttributeError, ValueError):
+            same = False
+        if not same:
+            raise refused
+        return out
+
+    return turned
+
+
 def _right_on(fn, shape) -> bool:
     """Does the answer turn vectors of this shape right (the last number: their width)? A shape of one dimension is
     one vector with its position's angles, as the notebook's cell 8 calls it."""
