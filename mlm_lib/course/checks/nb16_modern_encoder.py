@@ -153,6 +153,9 @@ def _right_on(fn, shape) -> bool:
 
 
 def _rotate_hint(err):
+    if isinstance(err, TypeError) and "slice indices must be integers" in str(err):
+        return ("a slice took a float: x.shape[-1] / 2 is one (8 / 2 = 4.0). The halves' width is a whole number, "
+                "from floor division.")
     if isinstance(err, TypeError) and "positional argument" in str(err):
         return "the check, like the notebook, calls rotate(x, cos, sin): three arguments, in that order."
     if "must match the size of tensor" in str(err) or "Sizes of tensors must match" in str(err):
