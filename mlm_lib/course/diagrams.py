@@ -383,7 +383,7 @@ def encoder_diagram(config):
                f"GeGLU: {d} → 2 × {c.d_ff}, gated → {d}")
         attn = f"multi-head attention: {c.n_heads} heads, {d // c.n_heads} wide each"
         notes = (["RoPE on Q and K"] if c.position == "rope" else []) + (
-            [f"global every {c.global_every}, else a window of {c.local_window}"] if c.global_every > 1 else [])
+            [f"global every {c.global_every}, else local, ±{c.local_window // 2}"] if c.global_every > 1 else [])
         if notes:  # a second line, so that the first stays inside its box
             attn += "\n(" + "; ".join(notes) + ")"
         if c.pre_ln:
