@@ -170,8 +170,8 @@ def _geglu_hint(err):
                 "its last dimension into two halves.")
     if "cannot be multiplied" in str(err):
         return ("w_out reads f numbers, half of w_in's 2f outputs: what reaches w_out must be the product of the "
-                "two halves of w_in(x), split along its *last* dimension (the features), multiplied number by number "
-                "(*, not the matrix product @).")
+                "two halves of w_in(x) (the layer called, not its weight multiplied by hand), split along its *last* "
+                "dimension (the features), multiplied number by number (*, not the matrix product @).")
     if "must match the size of tensor" in str(err):
         return ("two tensors of different sizes met in a product. The two halves of w_in(x) must each be f wide "
                 "(half its last dimension: the notebook's layer has f = 344, the check's f = 5), and they multiply "
