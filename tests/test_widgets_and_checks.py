@@ -1481,6 +1481,11 @@ WRONG_ANSWERS = [
     (checks.check_rotate, _rotate_times_equals, r"x \*= \.\.\."),
     (checks.check_rotate, lambda x, c, s: x * c + torch.cat((-x[..., x.shape[-1] / 2:], x[..., :x.shape[-1] / 2]),
                                                              -1) * s, "a slice took a float"),
+    # 16 (learner review, 2026-11-28): the halves swapped with no minus sign, and the other sign-free mistake
+    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((x.chunk(2, -1)[1], x.chunk(2, -1)[0]), -1) * s,
+     "mirror image, not a quarter turn"),
+    (checks.check_rotate, lambda x, c, s: x * c + torch.cat((x.chunk(2, -1)[0], -x.chunk(2, -1)[1]), -1) * s,
+     "halves also swap places"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -59,8 +59,11 @@ def check_rotate(fn) -> None:
                             "sin(t) of its quarter turn.")
     if torch.allclose(got, x * cos + torch.cat((second, first), -1) * sin, atol=1e-5):
         raise ExerciseError("The halves swapped places, but no sign changed: the quarter turn of a pair (a, b) has a "
-                            "minus sign in it (the text above gives it). Without it the pair is mirrored, not turned, "
-                            "and its length changes.")
+                            "minus sign in it (the text above gives it). Without it (b, a) is a mirror image, not a quarter "
+                            "turn, and x·cos + (b, a)·sin changes the pair's length.")
+    if torch.allclose(got, x * cos + torch.cat((first, -second), -1) * sin, atol=1e-5):
+        raise ExerciseError("(a, -b) only flips a sign and keeps the halves in place, a mirror image: the quarter "
+                            "turn of a pair (a, b) is (-b, a), so the halves also swap places.")
     if torch.allclose(got, x * cos + torch.cat((-first, second), -1) * sin, atol=1e-5):
         raise ExerciseError("The quarter turn of a pair (a, b) is (-b, a): the halves swap places as well as one "
                             "changing sign.")
