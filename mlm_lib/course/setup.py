@@ -2,7 +2,7 @@
 
 Threads: PyTorch starts one thread per core it sees, which on a shared machine (a lab's JupyterHub, a
 laptop busy with other work) can be slower than fewer. On the course's 2-core machine, idle, 2 threads ran the
-course model's training step 1.90x as fast as 1 (`scaling-2core.json`, 2026-11-23; docs/results-part1.md); with
+course model's training step 1.73x as fast as 1 (`scaling-2core.json`, 2026-11-28; docs/results-part1.md); with
 one other busy process, a measurement made while this module was written and not shipped (torch 2.13.0, notebook
 05's sizes, median of 15) gave 218 ms a step with 2 threads against 88 ms with 1. So the default here is the
 number of CPUs this process may really use (its CPU affinity and its container's CPU quota, which
