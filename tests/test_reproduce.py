@@ -255,6 +255,24 @@ def test_on_another_cpu_the_same_commands_give_near_numbers_not_the_same():
     assert "53.2% on the whole held-out text against the shipped\n52.2%" in (root / "docs/results-part5.md").read_text()
 
 
+def test_on_the_same_cpu_the_mlm_vs_ltr_run_comes_back_bit_for_bit():
+    """assets/results/reproduced-xeon-mlm_vs_ltr.json: mlm_vs_ltr.json (seed 0, made whole on the Intel Xeon) against
+    the first 150 steps the same command made there a day earlier, on the same CPU and thread count: every number the
+    two share identical, where the same steps on the EPYC's files were not; the README shows the report's table."""
+    from mlm_lib.course.assets import load_json_results
+    report = load_json_results("reproduced-xeon-mlm_vs_ltr")
+    readme = (Path(__file__).resolve().parents[1] / "mlm_lib/course/assets/results/README.md").read_text()
+    assert ("<!-- reproduce-xeon-mlm_vs_ltr -->\n" + reproduce.table(report) + "\n<!-- /reproduce-xeon-mlm_vs_ltr -->"
+            in readme)
+    (entry,) = report["files"]
+    c = entry["comparison"]
+    assert entry["shipped"] == "mlm_vs_ltr.json" and c["stop_at"] == 150 and c["settings_equal"]
+    shipped = load_json_results("mlm_vs_ltr")
+    assert entry["rerun_meta"]["machine"] == shipped["machine"] and "Xeon" in shipped["machine"]["cpu"]
+    parts = c["runs"] + ([c["rest"]] if c["rest"]["compared"] else [])
+    assert parts and all(p["compared"] > 0 and p["identical"] == p["compared"] and not p["differing"] for p in parts)
+
+
 def test_the_whole_word_reruns_reproduce_bit_for_bit():
     """assets/results/reproduced-whole_word.json: seeds 0 and 1 of the whole-word experiment, re-made on 2026-11-27 by
     today's command on the course model's vocabulary (they replace whole_word.json, which no command reproduced), re-run
