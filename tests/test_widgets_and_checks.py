@@ -1486,6 +1486,17 @@ WRONG_ANSWERS = [
      "mirror image, not a quarter turn"),
     (checks.check_rotate, lambda x, c, s: x * c + torch.cat((x.chunk(2, -1)[0], -x.chunk(2, -1)[1]), -1) * s,
      "halves also swap places"),
+    # 10 (learner review, 2026-11-28): types counted from 1, a mask of True/False, truncate's segments as tuples
+    (checks.check_pair_row, lambda a, b, n, c, s, p: (
+        ([c, *a, s, *b, s] + [p] * n)[:n], ([1] * (len(a) + 2) + [2] * (len(b) + 1) + [0] * n)[:n],
+        ([1] * (len(a) + len(b) + 3) + [0] * n)[:n]), "numbered from 1"),
+    (checks.check_pair_row, lambda a, b, n, c, s, p: (
+        ([c, *a, s, *b, s] + [p] * n)[:n], ([0] * (len(a) + 2) + [1] * (len(b) + 1) + [0] * n)[:n],
+        ([True] * (len(a) + len(b) + 3) + [False] * n)[:n]), "True/False"),
+    (checks.check_truncate, lambda a, b, m, f: tuple(tuple(x) for x in _truncate(a, b, m, f)), "two new lists"),
+    # 13 (learner review, 2026-11-28): the shift taken along the batch axis
+    (checks.check_next_token_loss, lambda logits, ids: F.cross_entropy(logits[:-1].reshape(-1, logits.size(-1)),
+                                                                       ids[1:].reshape(-1)), "along the batch"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -45,6 +45,11 @@ def check_pair_row(fn) -> None:
                                                           if "tuple" in kinds else
                                                           ", and a tensor compared with a list is not one True or "
                                                           "False") + ".")
+        for g, name in zip(got, ("input_ids", "token_type_ids", "attention_mask")):
+            if any(isinstance(v, bool) for v in g):
+                raise ExerciseError(f"{name} holds True/False: use the numbers 1 and 0, as Hugging Face's tokenizer "
+                                    "returns them (the model looks the types up in an embedding table by number, and "
+                                    "the next cells compare your lists with Hugging Face's).")
         ids, types, mask = (_as_list(g, name) for g, name in zip(got, ("input_ids", "token_type_ids", "attention_mask")))
         want_ids, want_types, want_mask = _expected_row(a, b, max_len, cls_id, sep_id, pad_id)
         if len(ids) != max_len or len(types) != max_len or len(mask) != max_len:
@@ -70,6 +75,11 @@ def check_pair_row(fn) -> None:
                                     "starts with B's first token.")
             if [name for name, _ in wrong] == ["the padding"]:
                 raise ExerciseError("Padding has token type 0 (as Hugging Face pads); only B and its [SEP] are 1.")
+            real = len(a) + len(b) + 3
+            if types[:real] == [t + 1 for t in want_types[:real]]:
+                raise ExerciseError(f"For A={a}, B={b}: the types are numbered from 1 (got {types}). They count from "
+                                    "0: type 0 for [CLS], A and the first [SEP], type 1 for B and the last [SEP], "
+                                    "0 on the padding.")
             if {name for name, _ in wrong} >= {"[CLS]", "A's pieces", "the first [SEP]", "B's pieces", "the last [SEP]"}:
                 raise ExerciseError(f"For A={a}, B={b}: the two types are swapped. Type 0 is segment A's ([CLS], A and "
                                     f"the first [SEP]), type 1 segment B's (B and the last [SEP]); got {types}.")
@@ -177,6 +187,13 @@ def check_truncate(fn) -> None:
         raise ExerciseError(f"A={a}, B={b}, max_tokens={max_tokens}, fronts={fronts}: expected {(want_a, want_b)}, "
                             f"got {(got_a, got_b)}. Check in turn: which side is the longer one (B on a tie), which "
                             "value of fronts each trim reads, and which end True means.")
+    for a, b, max_tokens, fronts in cases[:1]:  # right values: in the form the next cells join to [CLS] and [SEP]
+        got = _call(fn, list(a), list(b), max_tokens, list(fronts), hint=_truncate_hint)
+        if not all(isinstance(g, list) for g in got):
+            kinds = ", ".join(sorted({type(g).__name__ for g in got if not isinstance(g, list)}))
+            raise ExerciseError(f"The right tokens, returned as {kinds}: return two new lists, as the task says. The "
+                                "next step joins them with lists ([cls_id] + a + [sep_id]), and a list plus a "
+                                f"{kinds.split(', ')[0]} fails.")
     for (a, b, _, fronts), _, (given_a, given_b, given_fronts) in answers:
         if (given_a, given_b) != (a, b):
             raise ExerciseError(f"The trimmed segments are right, but your function changed the lists it was given "

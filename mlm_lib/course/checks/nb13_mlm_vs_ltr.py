@@ -146,6 +146,11 @@ def check_next_token_loss(fn) -> None:
         raise ExerciseError("roll wraps around: the last position's logits were scored against the window's *first* "
                             "token. The last position has no next token in the window, so it has nothing to be scored "
                             "against.")
+    if len(ids) > 1 and torch.allclose(got, F.cross_entropy(logits[:-1].reshape(-1, 11), ids[1:].reshape(-1))):
+        raise ExerciseError("The shift went along the batch: you scored window w's logits against window w + 1's "
+                            "tokens. logits is (windows, positions, vocabulary) and ids (windows, positions): the "
+                            "next token is the next *position* of the same window, so shift the second axis and "
+                            "keep every window.")
     per_window = F.cross_entropy(flat_logits, flat_labels, reduction="none").view(len(ids), -1).sum(1)
     if torch.allclose(got, per_window.mean()):
         raise ExerciseError("That is each window's *sum* of losses, averaged over the windows: the loss is the mean "
