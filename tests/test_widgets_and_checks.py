@@ -1497,6 +1497,11 @@ WRONG_ANSWERS = [
     # 13 (learner review, 2026-11-28): the shift taken along the batch axis
     (checks.check_next_token_loss, lambda logits, ids: F.cross_entropy(logits[:-1].reshape(-1, logits.size(-1)),
                                                                        ids[1:].reshape(-1)), "along the batch"),
+    (checks.check_next_token_loss, lambda logits, ids: F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)),
+                                                                       ids[:, :-1].reshape(-1)), "Trimmed but not shifted"),
+    (checks.check_next_token_loss, lambda logits, ids: F.cross_entropy(logits[:, -2], ids[:, -1]), "Only one prediction"),
+    (checks.check_next_token_loss, lambda logits, ids: F.cross_entropy(logits[:, :-1].view(-1, logits.size(-1)),
+                                                                       ids[:, 1:].reshape(-1)), "use .reshape"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

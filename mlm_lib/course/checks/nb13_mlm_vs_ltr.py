@@ -80,6 +80,9 @@ def _loss_hint(err):
     if "Expected target size" in str(err):
         return ("F.cross_entropy reads (positions, vocabulary) logits against (positions,) labels, or puts the "
                 "vocabulary in dimension 1: flatten the batch and length dimensions of both first.")
+    if "view size is not compatible" in str(err):
+        return ("a slice such as logits[:, :-1] is a view that skips memory, which .view cannot flatten: "
+                "use .reshape, which copies when it must.")
     if "is invalid for input of size" in str(err):
         return ("the check's logits have a vocabulary of their own (11 tokens, not the notebook's): read every size "
                 "from the tensors themselves, logits.size(-1), not from the tokenizer or a number typed in.")
@@ -118,6 +121,12 @@ def check_next_token_loss(fn) -> None:
         raise ExerciseError("No shift: position i is scored against its own token, which (without a mask over it) "
                             "it can read. Its label is the token that comes after it.")
     flat_logits, flat_labels = logits[:, :-1].reshape(-1, 11), ids[:, 1:].reshape(-1)
+    if torch.allclose(got, F.cross_entropy(logits[:, :-1].reshape(-1, 11), ids[:, :-1].reshape(-1))):
+        raise ExerciseError("Trimmed but not shifted: logits[:, :-1] is scored against ids[:, :-1], so position i "
+                            "still meets its own token. Its label is the token after it, at i + 1.")
+    if torch.allclose(got, F.cross_entropy(logits[:, -2], ids[:, -1])):
+        raise ExerciseError("Only one prediction per window (the last position that has a next token): every "
+                            "position but the last predicts its successor, and all of them count in the mean.")
     if torch.allclose(got, F.cross_entropy(flat_logits, flat_labels, reduction="sum")):
         raise ExerciseError("That is the sum over the predictions: the loss is their mean (as reduction='mean' "
                             "gives), so that it does not grow with the batch.")
