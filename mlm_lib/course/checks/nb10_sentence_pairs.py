@@ -35,7 +35,7 @@ def check_pair_row(fn) -> None:
         if (given_a, given_b) != (a, b):
             raise ExerciseError(f"Your function changed the lists it was given (A became {given_a}): insert, append "
                                 "and similar methods change the caller's list in place, and the caller may still "
-                                "need it. Build a new list, e.g. [cls_id] + a + [sep_id].")
+                                "need it. Build a new list instead: + joins lists into a new one and leaves both as they were.")
         if not isinstance(got, (tuple, list)) or len(got) != 3:
             raise ExerciseError("Return three things: (input_ids, token_type_ids, attention_mask).")
         if not all(isinstance(g, list) for g in got):
