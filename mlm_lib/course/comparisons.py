@@ -219,7 +219,7 @@ STATED: list[tuple[str, str, str, str]] = [
     (NB07, "left it in every seed (**ahead** of fixed 128)", _STEP, "ahead"),
     (NB07, "(**within noise** against fixed 128 and against the step schedule)", _LINEAR, "within noise"),
     (NB07, "(**within noise** against fixed 128 and against the step schedule)", _LINEAR_STEP, "within noise"),
-    ("notebooks/part1_mlm_from_scratch/05_training.ipynb", "(notebook 07, section 5) calls **within noise** against fixed\nwindows", _LINEAR, "within noise"),
+    ("notebooks/part1_mlm_from_scratch/05_training.ipynb", "(notebook 07, section 5, explains it) calls **within noise** against fixed\nwindows", _LINEAR, "within noise"),
     ("docs/results-part1.md", "the step schedule is ahead of fixed 128", _STEP, "ahead"),
     ("docs/results-part1.md", "the linear one within noise against both", _LINEAR, "within noise"),
     ("docs/results-part1.md", "the linear one within noise against both", _LINEAR_STEP, "within noise"),
