@@ -1502,6 +1502,7 @@ WRONG_ANSWERS = [
     (checks.check_next_token_loss, lambda logits, ids: F.cross_entropy(logits[:, -2], ids[:, -1]), "Only one prediction"),
     (checks.check_next_token_loss, lambda logits, ids: F.cross_entropy(logits[:, :-1].view(-1, logits.size(-1)),
                                                                        ids[:, 1:].reshape(-1)), "use .reshape"),
+    (checks.check_speaker_names, lambda text: set(re.findall(r"(\w+) :", text)), "Only words written entirely in capitals"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),
