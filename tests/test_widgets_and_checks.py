@@ -594,8 +594,8 @@ RIGHT_AND_WRONG = [
     (checks.check_masked_loss, lambda lg, lb: torch.nn.functional.cross_entropy(lg[lb != -100], lb[lb != -100]),
      lambda lg, lb: torch.nn.functional.cross_entropy(lg.reshape(-1, lg.size(-1)), lb.clamp_min(0).reshape(-1)),
      "every position"),
-    (checks.check_lr_at, lambda s, w, t, b: b * ((s + 1) / w if s < w else max(0.0, (t - s) / (t - w))),
-     lambda s, w, t, b: b * (s / w if s < w else max(0.0, (t - s) / (t - w))), "zero learning rate"),
+    (checks.check_lr_at, lambda s, w, t, b: b * ((s + 1) / w if s < w else max(0.0, (t - s) / max(1, t - w))),
+     lambda s, w, t, b: b * (s / w if s < w else max(0.0, (t - s) / max(1, t - w))), "zero learning rate"),
     (checks.check_top_k, lambda lg, toks, k: [(toks[i], v) for v, i in zip(*lg.softmax(-1).topk(k))],
      lambda lg, toks, k: [(toks[i], v) for v, i in zip(*lg.topk(k))], "not probabilities"),
     (checks.check_mask_positions, lambda ids, ps, m: ids.clone().index_fill_(0, torch.tensor(ps, dtype=torch.long), m),
@@ -2048,7 +2048,7 @@ LEARNER_51 = [
     (checks.check_lr_at, "def f(step, warmup_steps, total_steps, base_lr):\n if step < warmup_steps:\n"
                          "  factor = (step + 1) / warmup_steps\n else:\n"
                          "  factor = (total_steps - step) / (total_steps - warmup_steps)\n  if factor < 0:\n   factor = 0.0\n"
-                         " return base_lr * factor", "ok"),
+                         " return base_lr * factor", "all warm-up"),  # right until 2026-11-28, when the task added warm-up = total
     (checks.check_lr_at, "from mlm_lib.training import lr_factor\ndef f(step, warmup_steps, total_steps, base_lr):\n"
                          " return base_lr * lr_factor(step, warmup_steps, total_steps)", "ok"),
     # 06 Exercise 1

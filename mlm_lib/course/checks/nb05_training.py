@@ -121,6 +121,9 @@ def _lr_hint(warmup):
         if isinstance(err, ZeroDivisionError) and warmup == 0:
             return ("the check also tries warmup_steps = 0, no warm-up at all (TrainConfig allows it): then the "
                     "rate starts at base_lr and only decays, and nothing may be divided by warmup_steps.")
+        if isinstance(err, ZeroDivisionError) and warmup > 0:
+            return ("the check also tries warmup_steps = total_steps, a run that is all warm-up (TrainConfig allows "
+                    "it): its decay has no steps, so from total_steps on the rate is 0, with nothing to divide by.")
         return None
     return hint
 
@@ -128,7 +131,7 @@ def _lr_hint(warmup):
 def check_lr_at(fn) -> None:
     """fn(step, warmup_steps, total_steps, base_lr) -> learning rate: linear warm-up, then linear decay to 0,
     never below 0."""
-    for warmup, total, base in ((10, 100, 1e-3), (4, 20, 0.5), (1, 10, 2e-3), (0, 10, 0.5)):
+    for warmup, total, base in ((10, 100, 1e-3), (4, 20, 0.5), (1, 10, 2e-3), (0, 10, 0.5), (5, 5, 1.0)):
         steps = sorted({s for s in (0, 1, warmup - 1, warmup, (warmup + total) // 2, total - 1, total, total + 3)
                         if s >= 0})
         for s in steps:
