@@ -325,7 +325,7 @@ COMPARISONS.update({
         "held-out masked loss on single segments", **LOSS),
     **{f"dynamic masks against static, {copies}": Comparison(
         "roberta_masking", {"variant": "dynamic"}, {"variant": f"static, {copies}"}, "history.val_segments.-1.loss",
-        "held-out masked loss, one play about 14 times", **LOSS) for copies in ("3 copies", "1 copy")},
+        "held-out masked loss, one play read 14 to 15 times", **LOSS) for copies in ("3 copies", "1 copy")},
     **{f"masking {a} against {b}": Comparison(
         "roberta_rate", {"variant": a}, {"variant": b}, "history.val_segments.-1.loss",
         "held-out masked loss, 15% selected", **LOSS)
