@@ -351,6 +351,11 @@ def _rotate_times_equals(x, cos, sin):  # 16: right numbers, but x *= cos change
     return x + turn
 
 
+def _truncate_reading_fronts_first(a, b, max_tokens, fronts):  # 10 Ex2: fronts[0] read before the loop
+    first = fronts[0]
+    return _truncate(a, b, max_tokens, [first] + list(fronts[1:]))
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1503,6 +1508,7 @@ WRONG_ANSWERS = [
     (checks.check_next_token_loss, lambda logits, ids: F.cross_entropy(logits[:, :-1].view(-1, logits.size(-1)),
                                                                        ids[:, 1:].reshape(-1)), "use .reshape"),
     (checks.check_speaker_names, lambda text: set(re.findall(r"(\w+) :", text)), "Only words written entirely in capitals"),
+    (checks.check_truncate, _truncate_reading_fronts_first, "none at all when the pair already fits"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

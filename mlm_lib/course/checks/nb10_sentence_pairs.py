@@ -144,8 +144,9 @@ def _truncate_hint(err):
     if isinstance(err, IndexError) and ("assignment" in str(err) or "pop from empty list" in str(err)):
         return "you deleted a token from an empty list: each trim takes a token from the *longer* side."
     if isinstance(err, IndexError):
-        return ("you read past the end of `fronts`, which holds one value per token that must go: does your loop "
-                "stop as soon as len(a) + len(b) is no longer *above* max_tokens?")
+        return ("you read past the end of `fronts`, which holds one value per token that must go (none at all when "
+                "the pair already fits): read a value only inside the loop, once per trim, and does your loop stop "
+                "as soon as len(a) + len(b) is no longer *above* max_tokens?")
     return None
 
 
