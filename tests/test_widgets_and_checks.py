@@ -1509,6 +1509,9 @@ WRONG_ANSWERS = [
                                                                        ids[:, 1:].reshape(-1)), "use .reshape"),
     (checks.check_speaker_names, lambda text: set(re.findall(r"(\w+) :", text)), "Only words written entirely in capitals"),
     (checks.check_truncate, _truncate_reading_fronts_first, "none at all when the pair already fits"),
+    (checks.check_pair_row, lambda a, b, n, c, s, p: (
+        ([0] * (len(a) + 2) + [1] * (len(b) + 1) + [0] * n)[:n], ([c, *a, s, *b, s] + [p] * n)[:n],
+        ([1] * (len(a) + len(b) + 3) + [0] * n)[:n]), "in another order"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

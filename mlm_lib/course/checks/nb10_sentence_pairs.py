@@ -58,6 +58,9 @@ def check_pair_row(fn) -> None:
         if ids != want_ids and pad_id != 0 and ids == _expected_row(a, b, max_len, cls_id, sep_id, 0)[0]:
             raise ExerciseError(f"For pad_id={pad_id} you padded with 0: use the pad_id the function is given (the "
                                 "course tokenizer's [PAD] happens to be 0; another tokenizer's need not be).")
+        if ids != want_ids and sorted(map(tuple, (ids, types, mask))) == sorted(map(tuple, (want_ids, want_types, want_mask))):
+            raise ExerciseError("The right three lists, in another order: return (input_ids, token_type_ids, "
+                                "attention_mask), in that order.")
         if ids != want_ids:
             raise ExerciseError(f"For A={a}, B={b}: input_ids should be {want_ids}, got {ids}. The layout is [CLS] A "
                                 "[SEP] B [SEP], then [PAD] up to max_len.")
