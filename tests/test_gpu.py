@@ -3,6 +3,7 @@ the one helper that compares a model's weights wherever they are (notebook 05 on
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,25 @@ def test_each_line_gives_its_own_jobs_time_and_comes_as_it_ends(tmp_path, capsys
     assert float(lines[0].split()[1]) < 1.0
     assert lines[1].startswith("ok") and lines[1].endswith("slow") and float(lines[1].split()[1]) >= 1.5
     assert lines[2].startswith("FAILED: 2 items")
+
+
+def test_a_stalled_job_is_stopped_at_its_limit_and_the_rest_still_run(tmp_path, capsys):
+    """On an H200 (2026-11-28) one notebook stalled for six minutes and held up the whole check: an item now stops at
+    its limit, fails with the reason and its log, and the next group still runs."""
+    stalled = gpu.Job("stalled", [sys.executable, "-c", "import time; time.sleep(60)"], limit=1.0)
+    after = gpu.Job("after", [sys.executable, "-c", "pass"], group=1)
+    started = time.perf_counter()
+    assert gpu.run_groups([stalled, after], tmp_path) is False
+    assert time.perf_counter() - started < 30
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("FAIL") and "stalled  (stopped after 1 s; log: " in lines[0]
+    assert lines[1].startswith("ok") and lines[1].endswith("after")
+    assert "(stopped after 1 s: stalled)" in (tmp_path / "stalled.log").read_text()
+
+
+def test_every_check_item_has_a_limit_and_every_notebook_a_cell_timeout(tmp_path):
+    jobs = gpu.check_jobs(tmp_path)
+    assert all(job.limit == gpu.ITEM_SECONDS for job in jobs)
+    for job in (j for j in jobs if j.name.startswith("notebook")):
+        assert job.argv[job.argv.index("--execution-timeout") + 1] == str(gpu.CELL_SECONDS)
+    assert all(job.limit == float("inf") for job in gpu.results_jobs(tmp_path))  # the 5-minute speedrun must finish

@@ -40,12 +40,14 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 
 @dataclass
 class Job:
-    """One item: a command line, run from `cwd`; `group` jobs with the same group number run side by side."""
+    """One item: a command line, run from `cwd`; `group` jobs with the same group number run side by side; a job
+    still running after `limit` seconds is stopped and fails, so one stalled item cannot hold up the rest."""
     name: str
     argv: list[str]
     cwd: Path | None = None
     group: int = 0
     env: dict = field(default_factory=dict)
+    limit: float = float("inf")
 
 
 def module(name: str, *args: str) -> list[str]:
@@ -76,6 +78,11 @@ NOT_ON_A_GPU = {"scaling": "threads and processes of the CPU", "reproduce": "com
 
 NOTEBOOKS_AT_ONCE = 4  # at the notebooks' sizes a GPU mostly waits: four share it
 NOTEBOOK_THREADS = 4  # CPU threads each, so that four notebooks do not fight over a 16-core host's threads
+# On one H200 (2026-11-28) every notebook ran in 8-46 s, its longest cell in seconds; in one run of the check, 07 stalled
+# with no output for over six minutes and held up everything after it, then ran in 31 s when run again. A cell that
+# takes longer than this now fails with its cell named (papermill's --execution-timeout), and the check goes on.
+CELL_SECONDS = 120
+ITEM_SECONDS = 240  # any one item of the check (there: the device tests 18 s, a command's smoke run 8-33 s)
 
 
 def check_jobs(tmp: Path) -> list[Job]:
@@ -84,20 +91,21 @@ def check_jobs(tmp: Path) -> list[Job]:
     from ..course.diagrams import course_folder, course_notebooks
 
     jobs = [Job("device tests", [PYTHON, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_devices.py"],
-                REPOSITORY, group=0)]
+                REPOSITORY, group=0, limit=ITEM_SECONDS)]
     notebooks = course_notebooks(course_folder())
     away = tmp / "elsewhere"
     (tmp / "notebooks").mkdir(parents=True, exist_ok=True)  # papermill writes into a folder that exists
     for i, notebook in enumerate(notebooks):
         jobs.append(Job(f"notebook {notebook.stem}", [PYTHON, "-m", "papermill", str(notebook),
                                                       str(tmp / "notebooks" / notebook.name), "-p", "device", "cuda",
-                                                      "-p", "threads", str(NOTEBOOK_THREADS), "--no-progress-bar"],
-                        away, group=1 + i // NOTEBOOKS_AT_ONCE))
+                                                      "-p", "threads", str(NOTEBOOK_THREADS), "--no-progress-bar",
+                                                      "--log-output", "--execution-timeout", str(CELL_SECONDS)],
+                        away, group=1 + i // NOTEBOOKS_AT_ONCE, limit=ITEM_SECONDS))
     last = jobs[-1].group + 1
     fill = {"tmp": str(tmp / "commands"), "checkpoint": str(reference_checkpoint_path())}
     for name, args in COMMAND_SMOKES.items():
         jobs.append(Job(f"command {name}", module(name, *[a.format(**fill) for a in args], "--device", "cuda"),
-                        away, group=last))
+                        away, group=last, limit=ITEM_SECONDS))
     return jobs
 
 
@@ -140,14 +148,20 @@ def run_groups(jobs: list[Job], log_dir: Path) -> bool:
                             subprocess.Popen(job.argv, cwd=job.cwd, stdout=log, stderr=subprocess.STDOUT,
                                              env=env | job.env)))
         while running:  # poll, so that each line gives its own job's time and comes as that job ends
+            for item in running:
+                if item[3].poll() is None and time.perf_counter() - item[2] > item[0].limit:
+                    item[3].kill()  # stalled: stop it, so that the items after it still run
+                    item[3].wait()
+                    print(f"(stopped after {item[0].limit:.0f} s: {item[0].name})", file=item[1], flush=True)
             for item in [r for r in running if r[3].poll() is not None]:
                 job, log, start, process = item
                 running.remove(item)
                 log.close()
                 ok &= process.returncode == 0
+                why = (f"stopped after {job.limit:.0f} s" if time.perf_counter() - start > job.limit
+                       else f"exit {process.returncode}")
                 print(f"{'ok  ' if process.returncode == 0 else 'FAIL'} {time.perf_counter() - start:6.1f} s  "
-                      f"{job.name}" + ("" if process.returncode == 0
-                                       else f"  (exit {process.returncode}; log: {log.name})"), flush=True)
+                      f"{job.name}" + ("" if process.returncode == 0 else f"  ({why}; log: {log.name})"), flush=True)
             if running:
                 time.sleep(0.1)
     print(f"{'all passed' if ok else 'FAILED'}: {len(jobs)} items in {(time.perf_counter() - started) / 60:.1f} min",
