@@ -9,7 +9,8 @@ Nothing in the course needs a GPU: these are for whoever has one for a quarter o
 `check`: the device tests (`tests/test_devices.py`), every notebook under papermill with `device="cuda"` from an
 unrelated folder (four at a time: at the notebooks' sizes a GPU mostly waits), and a smoke run of every command with
 `--device cuda` (a tiny budget each: it shows the command runs there, not how well). One line per item with its time
-and whether it passed, then the total; exit status 1 if anything failed.
+and whether it passed, then the total; exit status 1 if anything failed. An item that runs past ITEM_SECONDS, or a
+notebook cell past CELL_SECONDS, fails with its log named, and the items after it still run.
 
 `results`: every GPU figure the course quotes, as ordinary results files in `--out-dir`, made by the course's own
 commands: the speedrun's GPU preset at 1, 3 and 5 minutes of training (three runs side by side on the one GPU, which
