@@ -453,3 +453,27 @@ def test_readmes_give_the_sentence_head_commands_exactly():
     for readme in ("docs/results-part2.md", "mlm_lib/course/assets/results/README.md"):
         text = (root / readme).read_text()
         assert all(command in text for command in load_json_results("sentence_head")["commands"]), readme
+
+
+def test_notebook_10s_held_out_pairs_are_the_sentence_head_experiments():
+    """Notebook 10 (cells 44 and 46) scores its shortcut rules on the very held-out pairs the heads were scored on:
+    seed 99 at max_len 128, all 409 SOP pairs and the first 512 of the NSP pairs."""
+    from mlm_lib.course.assets import reference_checkpoint
+    from mlm_lib.experiments import sentence_head
+    from mlm_lib.pairs import encode_documents, sentence_pairs, split_documents
+
+    tokenizer = reference_checkpoint("shakespeare-wordpiece").tokenizer
+    train_docs, val_docs = split_documents(load_documents(None))
+    val_pieces = encode_documents(val_docs, tokenizer)
+    settings = sentence_head.PRESETS["full"]
+    names = list(train_docs)[: settings["train_documents"]]
+    sets = sentence_head.eval_sets(encode_documents({n: train_docs[n] for n in names}, tokenizer), val_pieces,
+                                   tokenizer, settings)
+    for name, sop in (("held-out SOP", True), ("held-out NSP", False)):
+        notebooks = sentence_pairs(val_pieces, tokenizer, 128, generator=torch.Generator().manual_seed(99), nsp=not sop,
+                                   sop=sop)
+        heads = sets[name]
+        n = len(heads["input_ids"])
+        assert n == (409 if sop else 512) and len(notebooks["input_ids"]) == (409 if sop else 565)
+        assert torch.equal(heads["input_ids"], notebooks["input_ids"][:n])
+        assert torch.equal(heads["next_sentence_label"], notebooks["next_sentence_label"][:n])

@@ -356,6 +356,13 @@ def _truncate_reading_fronts_first(a, b, max_tokens, fronts):  # 10 Ex2: fronts[
     return _truncate(a, b, max_tokens, [first] + list(fronts[1:]))
 
 
+def _pair_row_searching_b(a, b, max_len, cls_id, sep_id, pad_id):  # 10 Ex1: wrong where A holds B's first piece
+    row = [cls_id, *a, sep_id, *b, sep_id]
+    k = row.index(b[0])
+    pad = max_len - len(row)
+    return row + [pad_id] * pad, [0] * k + [1] * (len(row) - k) + [0] * pad, [1] * len(row) + [0] * pad
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1512,6 +1519,10 @@ WRONG_ANSWERS = [
     (checks.check_pair_row, lambda a, b, n, c, s, p: (
         ([0] * (len(a) + 2) + [1] * (len(b) + 1) + [0] * n)[:n], ([c, *a, s, *b, s] + [p] * n)[:n],
         ([1] * (len(a) + len(b) + 3) + [0] * n)[:n]), "in another order"),
+    # 10 (learner review, 2026-11-28, second): B found by searching for its first piece; every all-capitals word
+    (checks.check_pair_row, _pair_row_searching_b, "finds it in A whenever A holds the same piece"),
+    (checks.check_speaker_names, lambda text: {w for w in text.split() if w.isupper() and len(w) >= 2},
+     "you found .*SAMPSON.*, among them \\['\\[CLS\\]'"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

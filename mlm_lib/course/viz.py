@@ -327,6 +327,37 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, b
     return ax.figure
 
 
+def plot_sentence_heads(runs: list[dict]):
+    """Notebook 10, section 3: the sentence head's accuracy over training, one panel per head (NSP, SOP), one colour
+    per test set and one line style per seed (solid, dashed, dash-dotted: seeds 0, 1, 2). Runs of other variants
+    (the NSP head at another learning rate) are left out: the notebook compares those in numbers."""
+    from matplotlib.lines import Line2D
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), dpi=DPI, sharey=True)
+    styles = ("-", "--", "-.")
+    for ax, objective in zip(axes, ("NSP", "SOP")):
+        shown = [f"training plays, new {objective}", f"held-out {objective}"]
+        shown += ["held-out SOP, equal halves"] if objective == "SOP" else []
+        colour = dict(zip(shown, ("#e76f51", "#457b9d", "#2a9d8f")))  # the test sets, named as in the notebook's table
+        for run in (r for r in runs if r["variant"] == f"MLM + {objective}"):
+            h = run["history"]
+            for name in shown:
+                ax.plot(h["eval_step"], [e["nsp_accuracy"] for e in h["val_" + name]], styles[run["seed"] % 3],
+                        color=colour[name])
+        handles = [Line2D([], [], color=c, label=name) for name, c in colour.items()]
+        seeds = sorted({r["seed"] for r in runs})
+        handles += [Line2D([], [], color="black", linestyle=styles[s % 3], label=f"seed {s}") for s in seeds]
+        ax.axhline(0.5, color="black", linewidth=0.6)
+        ax.set_title(f"MLM + {objective}: the head on {objective} pairs", fontsize=10)
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+        ax.legend(handles=handles, fontsize=9, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.16),
+                  columnspacing=1.5)
+    axes[0].set_ylabel("sentence-head accuracy")
+    fig.tight_layout()
+    return fig
+
+
 def figure_png(fig) -> bytes:
     """The figure as PNG bytes, closed afterwards: what a widget displays. Figures here set their own
     margins, so no second "tight" drawing pass is needed (the notebook's default display does one)."""

@@ -28,7 +28,8 @@ def check_pair_row(fn) -> None:
     [CLS] A [SEP] B [SEP] then padding; types 0 for [CLS] A [SEP], 1 for B [SEP], 0 on padding."""
     cases = [([11, 12, 13], [21, 22], 10, 2, 3, 0), ([7], [8], 5, 2, 3, 0), ([30, 31], [40, 41, 42, 43], 12, 101, 102, 0),
              ([5, 6], [7], 8, 1, 2, 9),  # a tokenizer whose [PAD] is not id 0
-             ([], [8, 9], 6, 2, 3, 0)]  # an empty A: [CLS] [SEP] B [SEP]
+             ([], [8, 9], 6, 2, 3, 0),  # an empty A: [CLS] [SEP] B [SEP]
+             ([11, 12, 13], [12, 22], 9, 2, 3, 0)]  # B's first piece is in A too, as in real pairs (the same word twice)
     for a, b, max_len, cls_id, sep_id, pad_id in cases:
         given_a, given_b = list(a), list(b)
         got = _call(fn, given_a, given_b, max_len, cls_id, sep_id, pad_id)
@@ -83,6 +84,12 @@ def check_pair_row(fn) -> None:
                 raise ExerciseError(f"For A={a}, B={b}: the types are numbered from 1 (got {types}). They count from "
                                     "0: type 0 for [CLS], A and the first [SEP], type 1 for B and the last [SEP], "
                                     "0 on the padding.")
+            row = [cls_id, *a, sep_id, *b, sep_id]
+            if b and b[0] in a and types[:len(row)] == [0] * row.index(b[0]) + [1] * (len(row) - row.index(b[0])):
+                raise ExerciseError(f"For A={a}, B={b}: type 1 starts at the first {b[0]} in the row, which is in A "
+                                    f"(got {types}). Searching for B's first piece finds it in A whenever A holds the "
+                                    "same piece; B starts at a known position instead: right after [CLS], A and the "
+                                    "first [SEP].")
             if {name for name, _ in wrong} >= {"[CLS]", "A's pieces", "the first [SEP]", "B's pieces", "the last [SEP]"}:
                 raise ExerciseError(f"For A={a}, B={b}: the two types are swapped. Type 0 is segment A's ([CLS], A and "
                                     f"the first [SEP]), type 1 segment B's (B and the last [SEP]); got {types}.")
@@ -238,7 +245,8 @@ def check_speaker_names(fn) -> None:
             continue
         if any("[" in g or "]" in g for g in got):
             odd = sorted(g for g in got if "[" in g or "]" in g)
-            raise ExerciseError(f"In {text!r} you found {odd}: [CLS] and [SEP] are not speakers, and a name is made of "
+            raise ExerciseError(f"In {text!r} you found {sorted(got)}, among them {odd}: [CLS] and [SEP] are not "
+                                "speakers, and a name is made of "
                                 "the capitals A-Z only (the decoder can put ' :' right after [CLS] or [SEP], or glue a "
                                 "trimmed name to them).")
         if any("LADY" in g for g in got):
