@@ -147,12 +147,29 @@ _TRUNCATE_HINTS = {  # in the order tried: an answer that fits two slips gets th
 }
 
 
-def _truncate_hint(err):
+def _truncate_hint(err, fn=None, case=None):
     if "not an iterator" in str(err):
         return ("`fronts` is a list, and next() needs an iterator: make one once, before the loop (iter(fronts)), "
                 "or read fronts[i] with a counter that grows by one per token removed.")
     if isinstance(err, IndexError) and ("assignment" in str(err) or "pop from empty list" in str(err)):
         return "you deleted a token from an empty list: each trim takes a token from the *longer* side."
+    if isinstance(err, IndexError) and fn is not None and case is not None:  # which slip: run it with values to spare
+        a, b, max_tokens, fronts = case
+        try:
+            got = fn(list(a), list(b), max_tokens, list(fronts) + [True] * (len(a) + len(b) + 2))
+            got = [list(g) for g in got]
+        except Exception:
+            got = None
+        if got is not None and len(got) == 2:
+            if sum(map(len, got)) == max_tokens - 1 < len(a) + len(b):
+                return ("your loop trims once too often: with more values in fronts it stops at "
+                        f"{max_tokens - 1} tokens, not {max_tokens}. Trim only while len(a) + len(b) is *above* "
+                        "max_tokens (>, not >=).")
+            if got == [list(x) for x in _truncate(a, b, max_tokens, fronts)]:
+                return ("you read a value of `fronts` that no trim uses (here "
+                        + ("the pair already fits, so fronts is empty" if len(a) + len(b) <= max_tokens
+                           else f"{len(fronts)} values for {len(fronts)} trims")
+                        + "): read one only inside the loop, once per token you remove.")
     if isinstance(err, IndexError):
         return ("you read past the end of `fronts`, which holds one value per token that must go (none at all when "
                 "the pair already fits): read a value only inside the loop, once per trim, and does your loop stop "
@@ -177,7 +194,8 @@ def check_truncate(fn) -> None:
     answers, not_lists = [], set()
     for a, b, max_tokens, fronts in cases:
         given_a, given_b, given_fronts = list(a), list(b), list(fronts)
-        got = _call(fn, given_a, given_b, max_tokens, given_fronts, hint=_truncate_hint)
+        got = _call(fn, given_a, given_b, max_tokens, given_fronts,
+                    hint=lambda err, case=(a, b, max_tokens, fronts): _truncate_hint(err, fn, case))
         if not isinstance(got, (tuple, list)) or len(got) != 2:
             raise ExerciseError("Return the two trimmed segments: (a, b).")
         not_lists |= {type(g).__name__ for g in got if not isinstance(g, list)}
