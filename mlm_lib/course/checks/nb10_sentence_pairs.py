@@ -37,6 +37,9 @@ def check_pair_row(fn) -> None:
             raise ExerciseError(f"Your function changed the lists it was given (A became {given_a}): insert, append "
                                 "and similar methods change the caller's list in place, and the caller may still "
                                 "need it. Build a new list instead: + joins lists into a new one and leaves both as they were.")
+        if got is None:
+            raise ExerciseError("Your function returned None: it has no return statement, or one that returns "
+                                "nothing. Return three things: (input_ids, token_type_ids, attention_mask).")
         if not isinstance(got, (tuple, list)) or len(got) != 3:
             raise ExerciseError("Return three things: (input_ids, token_type_ids, attention_mask).")
         if not all(isinstance(g, list) for g in got):
@@ -163,8 +166,7 @@ def _truncate_hint(err, fn=None, case=None):
         if got is not None and len(got) == 2:
             if sum(map(len, got)) == max_tokens - 1 < len(a) + len(b):
                 return ("your loop trims once too often: with more values in fronts it stops at "
-                        f"{max_tokens - 1} tokens, not {max_tokens}. Trim only while len(a) + len(b) is *above* "
-                        "max_tokens (>, not >=).")
+                        f"{max_tokens - 1} tokens, not {max_tokens}. Look at the condition that ends your loop.")
             if got == [list(x) for x in _truncate(a, b, max_tokens, fronts)]:
                 return ("you read a value of `fronts` that no trim uses (here "
                         + ("the pair already fits, so fronts is empty" if len(a) + len(b) <= max_tokens
