@@ -225,6 +225,7 @@ def test_pair_embeddings_and_kinds_follow_the_pair():
     assert "segment A = 4" in drawn and "B = 2" in drawn and drawn.count("E_B") == 2 and "E_5" in drawn
     long_pair = words(D.pair_embeddings(["x"] * 200, [0] * 100 + [1] * 100))
     assert "E_199" in long_pair and "…" in long_pair
+    assert "E_99" in long_pair and "E_100" in long_pair  # where A ends and B starts is drawn, not left out
     kinds = words(D.pair_kinds(["one", "two", "three", "four"], ["alpha", "beta", "gamma"]))
     assert "three" in kinds and "four" in kinds and "gamma" in kinds and "IsNext" in kinds
 

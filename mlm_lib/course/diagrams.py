@@ -774,10 +774,20 @@ def pieces_and_words(tokens, word_ids, by_pieces, by_words, shown: int = 40, wid
 def pair_embeddings(tokens, token_type_ids, shown: int = 14):
     """BERT's input for a pair, as the three rows of vectors that are summed (BERT's Figure 2, drawn from a real
     pair): the tokens, their token embeddings, the segment embedding each gets from its token type (A or B), and
-    the position embedding. Long pairs show their first and last `shown // 2` tokens."""
+    the position embedding. Long pairs show their start, where A ends and B starts, and their end, with "…" for
+    what is left out."""
     tokens, types = [_token(str(t)) for t in tokens], [int(t) for t in token_type_ids]
     n = len(tokens)
-    index = list(range(n)) if n <= shown else list(range(shown // 2)) + [-1] + list(range(n - shown // 2, n))
+    a_len = sum(1 for t in types if t == 0)  # [CLS], A and the first [SEP]
+    if n <= shown:
+        index = list(range(n))
+    else:  # the first tokens, the last 3 of A (its [SEP] among them) and the first 3 of B, the last tokens
+        keep = set(range(4)) | set(range(max(0, a_len - 3), min(n, a_len + 3))) | set(range(n - 3, n))
+        index = []
+        for i in sorted(keep):
+            if index and i != index[-1] + 1:
+                index.append(-1)
+            index.append(i)
     w = 0.64
     fig, ax = _canvas(1.9 + w * len(index) + 0.3, 3.3)
     rows = [("input", lambda i: tokens[i], "white"), ("token", lambda i: f"E[{tokens[i].strip('[]')}]", INPUT),
@@ -797,9 +807,9 @@ def pair_embeddings(tokens, token_type_ids, shown: int = 14):
                  size=8 if len(text) > 6 else 9, **fonts_for(text))
         if r:
             ax.text(1.9 + w * len(index) + 0.05, y + 0.2, "+" if r < 3 else "", fontsize=11, va="center")
-    a = sum(1 for t in types if t == 0)
-    ax.text(0.15, 3.05, f"a pair of {n} tokens: segment A = {a} (with [CLS] and the first [SEP]), B = {n - a}; "
-            "each input vector = token + segment + position", fontsize=9.5, fontweight="bold")
+    ax.text(0.15, 3.05, f"a pair of {n} tokens: segment A = {a_len} (orange, with [CLS] and the first [SEP]), "
+            f"B = {n - a_len} (violet); each input vector = token + segment + position", fontsize=9.5,
+            fontweight="bold")
     return fig
 
 

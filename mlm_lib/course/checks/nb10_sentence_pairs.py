@@ -52,8 +52,8 @@ def check_pair_row(fn) -> None:
         for g, name in zip(got, ("input_ids", "token_type_ids", "attention_mask")):
             if any(isinstance(v, bool) for v in g):
                 raise ExerciseError(f"{name} holds True/False: use the numbers 1 and 0, as Hugging Face's tokenizer "
-                                    "returns them (the model looks the types up in an embedding table by number, and "
-                                    "the next cells compare your lists with Hugging Face's).")
+                                    "returns them" + (" (the model looks the types up in an embedding table by "
+                                                      "number)." if name == "token_type_ids" else "."))
         ids, types, mask = (_as_list(g, name) for g, name in zip(got, ("input_ids", "token_type_ids", "attention_mask")))
         want_ids, want_types, want_mask = _expected_row(a, b, max_len, cls_id, sep_id, pad_id)
         if len(ids) != max_len or len(types) != max_len or len(mask) != max_len:
