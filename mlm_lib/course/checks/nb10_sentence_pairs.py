@@ -253,7 +253,8 @@ def check_speaker_names(fn) -> None:
              "HERMIA : O cross ! too high to be enthrall ' d to low [SEP]ANDER : Or else misgraffed [SEP]",
              "[CLS]ESEUS : Go , bring them in . [SEP] : Come , sir [SEP]",
              "KING EDWARD IV : Now , brother of Gloucester [SEP]",  # a name of two capitals
-             "Enter MacDUFF : Hail , king ! [SEP]"]  # a word of mixed case is no name: not DUFF
+             "Enter MacDUFF : Hail , king ! [SEP]",  # a word of mixed case is no name: not DUFF
+             "ROMEO : Printed in 1597 : the first quarto [SEP]"]  # digits are no capitals: not 1597
     for text in cases:
         got = _call(fn, text)
         if not isinstance(got, (set, frozenset)) or not all(isinstance(g, str) for g in got):
@@ -279,6 +280,10 @@ def check_speaker_names(fn) -> None:
             raise ExerciseError(f"In {text!r} you found {sorted(got)}: the right names, with their case changed. "
                                 "Return each name as the text writes it, in capitals, so that the same speaker in A "
                                 "and in B is the same string.")
+        if any(any(ch.isdigit() for ch in g) for g in got):
+            numbers = sorted(g for g in got if any(ch.isdigit() for ch in g))
+            raise ExerciseError(f"In {text!r} you found {numbers}: a name is made of the capitals A-Z only, and "
+                                "digits are not capitals.")
         if any(not g.isupper() for g in got):  # before 'I': a rule that takes any word takes both, this is the larger slip
             raise ExerciseError(f"Only words written entirely in capitals are names (the plays write speakers as "
                                 f"ROMEO:); in {text!r} you found {sorted(got)}.")
