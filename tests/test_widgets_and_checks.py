@@ -1529,6 +1529,7 @@ WRONG_ANSWERS = [
     (checks.check_pair_row, lambda a, b, n, c, s, p: None, "returned None: it has no return statement"),
     # 10 (learner review, 2026-11-28, fourth): digits let in beside the capitals
     (checks.check_speaker_names, lambda text: set(re.findall(r"\b([A-Z0-9]{2,}) :", text)), "digits are not capitals"),
+    (checks.check_speaker_names, lambda text: set(re.findall(r"\b([A-Z]{2,}) :", text)) or None, "the empty set"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -257,6 +257,9 @@ def check_speaker_names(fn) -> None:
              "ROMEO : Printed in 1597 : the first quarto [SEP]"]  # digits are no capitals: not 1597
     for text in cases:
         got = _call(fn, text)
+        if got is None:
+            raise ExerciseError(f"For {text!r} your function returned None: return a set every time, the empty set, "
+                                "set(), when the text names no speaker (the rule intersects the sets of A and of B).")
         if not isinstance(got, (set, frozenset)) or not all(isinstance(g, str) for g in got):
             raise ExerciseError(f"Return a set of names (strings), got {type(got).__name__}: a set holds each speaker "
                                 "once, however many speeches they have, and the rule intersects the sets of A and of B.")
