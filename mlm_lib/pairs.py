@@ -472,7 +472,32 @@ def nsp_share(pairs: dict) -> float:
     return labels[known].float().mean().item() if known.any() else math.nan
 
 
+def google_not_next_share(documents, max_len: int, seed: int) -> float:
+    """The NotNext share Google's walk over `documents` would give (labels only; notebook 10, section 2).
+
+    Google's `create_pretraining_data.py` closes a chunk as soon as it reaches its target length, even with one
+    segment, and a one-segment chunk must take B from another document, so it is NotNext whatever the coin says:
+    the share rises above 50% where segments are long. The course's other choices are kept (a target drawn per
+    pair, 10% of them short); `sentence_pairs` differs by closing chunks at two segments or more.
+    """
+    rng, max_tokens, labels = random.Random(seed), max_len - 3, []
+    for doc in ([s for s in d if s] for d in documents):
+        def target():
+            return max_tokens if rng.random() >= 0.1 else rng.randint(2, max_tokens)
+        goal, count, length, i = target(), 0, 0, 0
+        while i < len(doc):
+            count, length = count + 1, length + len(doc[i])
+            if length >= goal or i == len(doc) - 1:
+                a_end = rng.randint(1, count - 1) if count >= 2 else 1
+                labels.append(count == 1 or rng.random() < 0.5)  # True: NotNext
+                if labels[-1]:
+                    i -= count - a_end  # the segments B did not use go back, as in Google's script
+                goal, count, length = target(), 0, 0
+            i += 1
+    return sum(labels) / len(labels) if labels else math.nan
+
+
 __all__ = ["IS_NEXT", "NOT_NEXT", "PAIR_KEYS", "encode_documents", "equal_halves", "evaluate_pairs",
-           "load_documents", "mask_pairs", "nsp_share", "pair_halves", "pair_train_step", "PairStream",
+           "google_not_next_share", "load_documents", "mask_pairs", "nsp_share", "pair_halves", "pair_train_step", "PairStream",
            "pretraining_loss", "select_rows", "sentence_pairs", "shakespeare_documents", "shares_a_speaker",
            "speaker_names", "split_documents", "stream_phases", "truncate_pair", "MaskedPairs"]

@@ -477,3 +477,15 @@ def test_notebook_10s_held_out_pairs_are_the_sentence_head_experiments():
         assert n == (409 if sop else 512) and len(notebooks["input_ids"]) == (409 if sop else 565)
         assert torch.equal(heads["input_ids"], notebooks["input_ids"][:n])
         assert torch.equal(heads["next_sentence_label"], notebooks["next_sentence_label"][:n])
+
+
+def test_google_not_next_share_counts_one_segment_chunks_as_not_next():
+    """Notebook 10's comparison with Google's rule: a chunk of one segment must take B from elsewhere (NotNext), so
+    documents of one long segment each give NotNext every time; short segments give about half."""
+    from mlm_lib.pairs import google_not_next_share
+
+    long_segments = [[list(range(200))] * 6 for _ in range(4)]  # every segment fills a pair by itself
+    assert google_not_next_share(long_segments, 128, seed=0) == 1.0
+    short_segments = [[[1, 2, 3]] * 400 for _ in range(4)]  # chunks of many segments: the coin decides
+    assert 0.4 < google_not_next_share(short_segments, 128, seed=0) < 0.6
+    assert math.isnan(google_not_next_share([], 128, seed=0))
