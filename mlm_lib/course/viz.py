@@ -338,13 +338,14 @@ def plot_sentence_heads(runs: list[dict]):
     for ax, objective in zip(axes, ("NSP", "SOP")):
         shown = [f"training plays, new {objective}", f"held-out {objective}"]
         shown += ["held-out SOP, equal halves"] if objective == "SOP" else []
-        colour = dict(zip(shown, ("#e76f51", "#457b9d", "#2a9d8f")))  # the test sets, named as in the notebook's table
+        colour = dict(zip(shown, ("#e76f51", "#457b9d", "#2a9d8f")))  # one colour a role, the same in both panels
+        role = dict(zip(shown, ("training plays, new pairs", "held-out plays", "held-out, equal halves")))
         for run in (r for r in runs if r["variant"] == f"MLM + {objective}"):
             h = run["history"]
             for name in shown:
                 ax.plot(h["eval_step"], [e["nsp_accuracy"] for e in h["val_" + name]], styles[run["seed"] % 3],
                         color=colour[name])
-        handles = [Line2D([], [], color=c, label=name) for name, c in colour.items()]
+        handles = [Line2D([], [], color=c, label=role[name]) for name, c in colour.items()]
         seeds = sorted({r["seed"] for r in runs})
         handles += [Line2D([], [], color="black", linestyle=styles[s % 3], label=f"seed {s}") for s in seeds]
         ax.axhline(0.5, color="black", linewidth=0.6)
