@@ -1530,6 +1530,9 @@ WRONG_ANSWERS = [
     # 10 (learner review, 2026-11-28, fourth): digits let in beside the capitals
     (checks.check_speaker_names, lambda text: set(re.findall(r"\b([A-Z0-9]{2,}) :", text)), "digits are not capitals"),
     (checks.check_speaker_names, lambda text: set(re.findall(r"\b([A-Z]{2,}) :", text)) or None, "the empty set"),
+    # 10 (learner review, 2026-11-28, fifth): the in-place hint names only the list that changed
+    (checks.check_truncate, lambda a, b, m, f: _truncate_in_place(a, b, m, f),
+     r"\(A=\[0, 1, 2, 3, 4, 5, 6, 7, 8, 9\] became \[3, 4, 5, 6, 7\]\)\. The pairs code"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -226,8 +226,10 @@ def check_truncate(fn) -> None:
                             f"{min(not_lists)} fails.")
     for (a, b, _, fronts), _, (given_a, given_b, given_fronts) in answers:
         if (given_a, given_b) != (a, b):
+            changed = "; ".join(f"{name}={was} became {now}" for name, was, now in (("A", a, given_a), ("B", b, given_b))
+                                if was != now)  # only the lists it changed
             raise ExerciseError(f"The trimmed segments are right, but your function changed the lists it was given "
-                                f"(A={a} became {given_a}, B={b} became {given_b}). The pairs code uses its segments "
+                                f"({changed}). The pairs code uses its segments "
                                 "again for later pairs: trim copies, and leave the caller's lists as they were.")
         if given_fronts != fronts:
             raise ExerciseError(f"The trimmed segments are right, but your function changed the list fronts it was "
