@@ -347,6 +347,7 @@ def plot_sentence_heads(runs: list[dict]):
                         color=colour[name])
         handles = [Line2D([], [], color=c, label=role[name]) for name, c in colour.items()]
         seeds = sorted({r["seed"] for r in runs})
+        handles += [Line2D([], [], linestyle="", label="")] * max(0, len(seeds) - len(handles))  # sets left, seeds right
         handles += [Line2D([], [], color="black", linestyle=styles[s % 3], label=f"seed {s}") for s in seeds]
         ax.axhline(0.5, color="black", linewidth=0.6)
         ax.set_title(f"MLM + {objective}: the head on {objective} pairs", fontsize=10)
