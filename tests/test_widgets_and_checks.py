@@ -363,6 +363,14 @@ def _pair_row_searching_b(a, b, max_len, cls_id, sep_id, pad_id):  # 10 Ex1: wro
     return row + [pad_id] * pad, [0] * k + [1] * (len(row) - k) + [0] * pad, [1] * len(row) + [0] * pad
 
 
+def _truncate_only_b_until_empty(a, b, max_tokens, fronts):  # 10 Ex2: always B, and a guard that hides the crash
+    a, b, i = list(a), list(b), 0
+    while len(a) + len(b) > max_tokens and b:
+        del b[0 if fronts[i] else -1]
+        i += 1
+    return a, b
+
+
 def _truncate_popping_fronts(a, b, max_tokens, fronts):  # 10 Ex2, right trims that use up the caller's fronts
     a, b = list(a), list(b)
     while len(a) + len(b) > max_tokens:
@@ -1533,6 +1541,8 @@ WRONG_ANSWERS = [
     # 10 (learner review, 2026-11-28, fifth): the in-place hint names only the list that changed
     (checks.check_truncate, lambda a, b, m, f: _truncate_in_place(a, b, m, f),
      r"\(A=\[0, 1, 2, 3, 4, 5, 6, 7, 8, 9\] became \[3, 4, 5, 6, 7\]\)\. The pairs code"),
+    # 10 (learner review, 2026-11-28, sixth): only B trimmed, stopping once B is empty, is named as such
+    (checks.check_truncate, _truncate_only_b_until_empty, "you trimmed only B until it was empty"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -214,6 +214,11 @@ def check_truncate(fn) -> None:
         (a, b, max_tokens, fronts), (got_a, got_b) = wrong[0]
         want_a, want_b = _truncate(a, b, max_tokens, fronts)
         if len(got_a) + len(got_b) != max_tokens and len(a) + len(b) > max_tokens:
+            for kept, emptied, side, other in ((got_a, got_b, "B", "A"), (got_b, got_a, "A", "B")):
+                if not emptied and kept == list(a if side == "B" else b) and len(kept) > max_tokens - len(emptied):
+                    raise ExerciseError(f"A={a}, B={b}, max_tokens={max_tokens}: you trimmed only {side} until it was "
+                                        f"empty, and left {other} whole. Each trim takes a token from the *longer* "
+                                        f"side, which here is {other} (B on a tie).")
             raise ExerciseError(f"Trim until the two fit together: len(a) + len(b) == {max_tokens} here, got "
                                 f"{len(got_a)} + {len(got_b)}.")
         raise ExerciseError(f"A={a}, B={b}, max_tokens={max_tokens}, fronts={fronts}: expected {(want_a, want_b)}, "
