@@ -23,6 +23,9 @@ def _expected_row(a, b, max_len, cls_id, sep_id, pad_id):
     return (row + [pad_id] * pad, [0] * (len(a) + 2) + [1] * (len(b) + 1) + [0] * pad, [1] * len(row) + [0] * pad)
 
 
+ROW_NAMES = ("input_ids", "token_type_ids", "attention_mask")  # what pair_row returns, in order
+
+
 def check_pair_row(fn) -> None:
     """fn(a, b, max_len, cls_id, sep_id, pad_id) -> (input_ids, token_type_ids, attention_mask), each max_len long:
     [CLS] A [SEP] B [SEP] then padding; types 0 for [CLS] A [SEP], 1 for B [SEP], 0 on padding."""
@@ -49,12 +52,12 @@ def check_pair_row(fn) -> None:
                                                           if "tuple" in kinds else
                                                           ", and a tensor compared with a list is not one True or "
                                                           "False") + ".")
-        for g, name in zip(got, ("input_ids", "token_type_ids", "attention_mask")):
+        for g, name in zip(got, ROW_NAMES):
             if any(isinstance(v, bool) for v in g):
                 raise ExerciseError(f"{name} holds True/False: use the numbers 1 and 0, as Hugging Face's tokenizer "
                                     "returns them" + (" (the model looks the types up in an embedding table by "
                                                       "number)." if name == "token_type_ids" else "."))
-        ids, types, mask = (_as_list(g, name) for g, name in zip(got, ("input_ids", "token_type_ids", "attention_mask")))
+        ids, types, mask = (_as_list(g, name) for g, name in zip(got, ROW_NAMES))
         want_ids, want_types, want_mask = _expected_row(a, b, max_len, cls_id, sep_id, pad_id)
         if len(ids) != max_len or len(types) != max_len or len(mask) != max_len:
             raise ExerciseError(f"Every row is max_len={max_len} long (padded at the end); got lengths "
@@ -214,8 +217,8 @@ def check_truncate(fn) -> None:
         (a, b, max_tokens, fronts), (got_a, got_b) = wrong[0]
         want_a, want_b = _truncate(a, b, max_tokens, fronts)
         if len(got_a) + len(got_b) != max_tokens and len(a) + len(b) > max_tokens:
-            for kept, emptied, side, other in ((got_a, got_b, "B", "A"), (got_b, got_a, "A", "B")):
-                if not emptied and kept == list(a if side == "B" else b) and len(kept) > max_tokens - len(emptied):
+            for side, other, emptied, kept, whole in (("B", "A", got_b, got_a, a), ("A", "B", got_a, got_b, b)):
+                if not emptied and kept == list(whole) and len(kept) > max_tokens:  # one side untouched, the other gone
                     raise ExerciseError(f"A={a}, B={b}, max_tokens={max_tokens}: you trimmed only {side} until it was "
                                         f"empty, and left {other} whole. Each trim takes a token from the *longer* "
                                         f"side, which here is {other} (B on a tie).")
