@@ -329,7 +329,7 @@ def plot_curves(runs: list[dict], x: str = "tokens", title: str = "", ax=None, b
 
 def plot_sentence_heads(runs: list[dict]):
     """Notebook 10, section 3: the sentence head's accuracy over training, one panel per head (NSP, SOP), one colour
-    per test set and one line style per seed (solid, dashed, dash-dotted: seeds 0, 1, 2). Runs of other variants
+    per kind of test set (the same in both panels) and one line style per seed (solid, dashed, dash-dotted: seeds 0, 1, 2). Runs of other variants
     (the NSP head at another learning rate) are left out: the notebook compares those in numbers."""
     from matplotlib.lines import Line2D
 
