@@ -1543,6 +1543,10 @@ WRONG_ANSWERS = [
      r"\(A=\[0, 1, 2, 3, 4, 5, 6, 7, 8, 9\] became \[3, 4, 5, 6, 7\]\)\. The pairs code"),
     # 10 (learner review, 2026-11-28, sixth): only B trimmed, stopping once B is empty, is named as such
     (checks.check_truncate, _truncate_only_b_until_empty, "you trimmed only B until it was empty"),
+    # 10 (learner reviews, 2026-11-28): pair_row on an empty B -- its last [SEP] typed 0, or a crash at b[-1]
+    (checks.check_pair_row, lambda a, b, n, c, s, p: (lambda r: (r[0], r[1] if b else r[1][:len(a) + 2] + [0] + r[1][len(a) + 3:], r[2]))(
+        _pair_row_answer(a, b, n, c, s, p)), "empty B: the last \\[SEP\\] is still there and still type 1"),
+    (checks.check_pair_row, lambda a, b, n, c, s, p: (b[-1], _pair_row_answer(a, b, n, c, s, p))[1], "IndexError"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -32,7 +32,8 @@ def check_pair_row(fn) -> None:
     cases = [([11, 12, 13], [21, 22], 10, 2, 3, 0), ([7], [8], 5, 2, 3, 0), ([30, 31], [40, 41, 42, 43], 12, 101, 102, 0),
              ([5, 6], [7], 8, 1, 2, 9),  # a tokenizer whose [PAD] is not id 0
              ([], [8, 9], 6, 2, 3, 0),  # an empty A: [CLS] [SEP] B [SEP]
-             ([11, 12, 13], [12, 22], 9, 2, 3, 0)]  # B's first piece is in A too, as in real pairs (the same word twice)
+             ([11, 12, 13], [12, 22], 9, 2, 3, 0),  # B's first piece is in A too, as in real pairs (the same word twice)
+             ([5, 6], [], 6, 2, 3, 0)]  # an empty B: [CLS] A [SEP] [SEP], the last [SEP] still type 1 (as Hugging Face)
     for a, b, max_len, cls_id, sep_id, pad_id in cases:
         given_a, given_b = list(a), list(b)
         got = _call(fn, given_a, given_b, max_len, cls_id, sep_id, pad_id)
@@ -83,6 +84,9 @@ def check_pair_row(fn) -> None:
             if [name for name, _ in wrong] == ["the first [SEP]"]:
                 raise ExerciseError("The first [SEP] closes segment A: it has token type 0, like [CLS] and A. Type 1 "
                                     "starts with B's first token.")
+            if [name for name, _ in wrong] == ["the last [SEP]"] and not b:
+                raise ExerciseError(f"For A={a} and an empty B: the last [SEP] is still there and still type 1, as "
+                                    f"Hugging Face lays out an empty B; got {types}.")
             if [name for name, _ in wrong] == ["the padding"]:
                 raise ExerciseError("Padding has token type 0 (as Hugging Face pads); only B and its [SEP] are 1.")
             real = len(a) + len(b) + 3
