@@ -1547,6 +1547,8 @@ WRONG_ANSWERS = [
     (checks.check_pair_row, lambda a, b, n, c, s, p: (lambda r: (r[0], r[1] if b else r[1][:len(a) + 2] + [0] + r[1][len(a) + 3:], r[2]))(
         _pair_row_answer(a, b, n, c, s, p)), "empty B: the last \\[SEP\\] is still there and still type 1"),
     (checks.check_pair_row, lambda a, b, n, c, s, p: (b[-1], _pair_row_answer(a, b, n, c, s, p))[1], "IndexError"),
+    # 10 (learner review, 2026-11-28): a space required before the name misses the name the text starts with
+    (checks.check_speaker_names, lambda text: set(re.findall(r"\s([A-Z]{2,}) :", text)), "the name the text starts with"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

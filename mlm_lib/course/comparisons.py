@@ -49,7 +49,9 @@ def load_together(*names: str) -> dict:
     `machines`. At a budget of characters or steps the machine changes only the rounding of the runs, not the work
     they did, so files of two machines add up to one experiment (the course names each one where it shows them)."""
     files = [load_json_results(name) for name in names]
-    _one_experiment(names, files)
+    settings = files[0].get("settings")
+    # a command of one seed a file (electra_grid's --seed) records `seed`, one of several `seeds`
+    _one_experiment(names, files, but="seed" if isinstance(settings, dict) and "seed" in settings else "seeds")
     together = dict(files[0])
     for key, value in files[0].items():
         if isinstance(value, list) and value and isinstance(value[0], dict):
@@ -58,7 +60,7 @@ def load_together(*names: str) -> dict:
         together["settings"] = {**files[0]["settings"],
                                 "seeds": sorted({s for f in files for s in f["settings"].get("seeds", [])})}
     together["files"] = list(names)
-    together["machines"] = [{"file": name, "machine": f.get("machine"), "date": f.get("date")}
+    together["machines"] = [{"file": name, "machine": f.get("machine"), "date": f.get("date"), "commands": f.get("commands", [])}
                             for name, f in zip(names, files)]
     return together
 
@@ -73,6 +75,7 @@ TOGETHER: dict[str, tuple[str, ...]] = {
     "roberta_nsp": ('roberta_nsp', 'roberta_nsp-s2'),
     "roberta_masking": ('roberta_masking', 'roberta_masking-s2'),
     "roberta_rate": ('roberta_rate', 'roberta_rate-s2'),
+    "electra-grid": ('electra-grid', 'electra-grid-s1', 'electra-grid-s2'),  # one process a seed, side by side
 }
 
 
@@ -320,9 +323,9 @@ COMPARISONS.update({
     "MLM + NSP against MLM alone, held-out pairs": Comparison(
         "roberta_nsp", {"variant": "MLM + NSP"}, {"variant": "MLM alone"}, "history.val_pairs.-1.loss",
         "held-out masked loss on pairs", **LOSS),
-    "MLM alone against MLM + NSP, held-out single segments": Comparison(
+    "MLM alone against MLM + NSP, held-out single windows": Comparison(
         "roberta_nsp", {"variant": "MLM alone"}, {"variant": "MLM + NSP"}, "history.val_segments.-1.loss",
-        "held-out masked loss on single segments", **LOSS),
+        "held-out masked loss on single windows", **LOSS),
     **{f"dynamic masks against static, {copies}": Comparison(
         "roberta_masking", {"variant": "dynamic"}, {"variant": f"static, {copies}"}, "history.val_segments.-1.loss",
         "held-out masked loss, one play read 14 to 15 times", **LOSS) for copies in ("3 copies", "1 copy")},
@@ -394,11 +397,11 @@ STATED += [
      "the SOP head against the NSP head, held-out SOP pairs of equal halves", "ahead"),
     (_10, "NSP at 1e-3 against 3e-4, on the training plays:\n  **within noise**", "NSP at 1e-3 against 3e-4, new NSP pairs of the training plays",
      "within noise"),
-    (_10, "call MLM alone **ahead** on single segments", "MLM alone against MLM + NSP, held-out single segments",
+    (_10, "call MLM alone **ahead** on single windows", "MLM alone against MLM + NSP, held-out single windows",
      "ahead"),
     (_10, "and MLM + NSP **ahead** on pairs", "MLM + NSP against MLM alone, held-out pairs", "ahead"),
     (_10, "MLM alone and MLM + NSP are each\n  **ahead** on the format it trained on", "MLM + NSP against MLM alone, held-out pairs", "ahead"),
-    (_10, "MLM alone and MLM + NSP are each\n  **ahead** on the format it trained on", "MLM alone against MLM + NSP, held-out single segments",
+    (_10, "MLM alone and MLM + NSP are each\n  **ahead** on the format it trained on", "MLM alone against MLM + NSP, held-out single windows",
      "ahead"),
     (_10, "static masks seen about 5 times are **within noise** of dynamic ones", "dynamic masks against static, 3 copies",
      "within noise"),
@@ -496,9 +499,9 @@ STATED += [
      "the SOP head against the NSP head, SOP pairs of the held-out plays", "ahead"),
     (_PART2, "the SOP head is ahead of the NSP head on held-out SOP pairs",
      "the SOP head against the NSP head, held-out SOP pairs of equal halves", "ahead"),
-    (_PART2, "the course's rule calls both ahead: MLM alone on single segments",
-     "MLM alone against MLM + NSP, held-out single segments", "ahead"),
-    (_PART2, "the course's rule calls both ahead: MLM alone on single segments, MLM + NSP on pairs",
+    (_PART2, "the course's rule calls both ahead: MLM alone on single windows",
+     "MLM alone against MLM + NSP, held-out single windows", "ahead"),
+    (_PART2, "the course's rule calls both ahead: MLM alone on single windows, MLM + NSP on pairs",
      "MLM + NSP against MLM alone, held-out pairs", "ahead"),
     (_PART2, "dynamic lower in two seeds, static in the third: within noise by the rule",
      "dynamic masks against static, 3 copies", "within noise"),

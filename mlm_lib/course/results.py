@@ -11,7 +11,7 @@ from ..finetune import LEARNING_RATES
 
 # roberta_table's columns per experiment: (held-out set, figure, header)
 ROBERTA_COLUMNS = {
-    "nsp": [("pairs", "loss", "masked loss, pairs"), ("segments", "loss", "masked loss, single segments"),
+    "nsp": [("pairs", "loss", "masked loss, pairs"), ("segments", "loss", "masked loss, single windows"),
             ("pairs", "nsp_accuracy", "sentence head on NSP pairs"),
             ("sop_pairs", "nsp_accuracy", "sentence head on SOP pairs")],
     "masking": [("segments", "loss", "masked loss"), ("segments", "accuracy", "masked accuracy")],
@@ -182,29 +182,83 @@ def electra_pretraining_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def grid_state(record: dict) -> str:
+    """One grid run's state at its end: collapsed (hidden-state spread under `electra.COLLAPSED_SPREAD`, 0.01), else
+    learning if its final AUC reaches 0.6 (the AUC half of the threshold notebook 15 holds every discriminator to),
+    else near chance."""
+    f = record["final"]
+    return "collapsed" if f["spread"] < COLLAPSED_SPREAD else "learning" if f["auc"] >= 0.6 else "near chance"
+
+
+def grid_cells(grid: dict) -> dict:
+    """{(learning rate, characters a step): that cell's runs, by seed}, the cells in the file's order."""
+    cells: dict = {}
+    for r in grid["runs"]:
+        cells.setdefault((r["lr"], r["batch"]), []).append(r)
+    return {key: sorted(runs, key=lambda r: r["seed"]) for key, runs in cells.items()}
+
+
+def _states(runs: list) -> str:
+    """The cell's states over its seeds: "collapsed" when every seed's is, else each state with its count."""
+    states = [grid_state(r) for r in runs]
+    if len(set(states)) == 1:
+        return states[0] if len(runs) == 1 else f"{states[0]}, {len(runs)} of {len(runs)}"
+    return ", ".join(f"{s} {states.count(s)} of {len(runs)}" for s in dict.fromkeys(states))
+
+
+def _span(values, form: str) -> str:
+    low, high = format(min(values), form), format(max(values), form)
+    return low if low == high else f"{low}–{high}"
+
+
 def electra_grid_table(grid: dict, brief: bool = False) -> str:
     """Markdown: notebook 15's grid, one row per learning rate and characters a step, at one budget of training
-    characters: steps, the discriminator's highest AUC over its evaluations (the notebook plots them all) and its final
-    one, and at the end its accuracy, recall on the
-    replaced positions and hidden-state spread across positions (`electra.hidden_spread`; below
-    `electra.COLLAPSED_SPREAD`, 0.01: collapsed), a state (collapsed; else learning if the final AUC reaches 0.6, the AUC half of
-    the threshold notebook 15 holds every discriminator to, else near chance), and the generator's accuracy on its blanks.
+    characters, each figure given seed by seed (s0/s1/...): steps, the discriminator's highest AUC over its
+    evaluations (the notebook plots them all) and its final one, and at the end its accuracy (lowest–highest over
+    seeds), recall on the replaced positions, and hidden-state spread across positions (`electra.hidden_spread`;
+    below `electra.COLLAPSED_SPREAD`, 0.01: collapsed), the states over the seeds (`grid_state`), and the generator's
+    accuracy on its blanks (lowest–highest).
 
     `brief` (the notebook's table) keeps the figures its section reads: the final AUC only, no recall at logit > 0
     (a second way of counting what a discriminator catches, which section 6 would have to tell apart from its own);
     docs/results-part5.md gives the full table."""
-    head = ["learning rate", "characters a step", "steps", "highest AUC", "AUC" if brief else "final AUC", "accuracy",
-            "flagged (logit > 0)", "spread", "state", "generator"]
-    shown = [h for h in head if not (brief and h in ("highest AUC", "flagged (logit > 0)"))]
+    seeds = sorted({r["seed"] for r in grid["runs"]})
+    each = "/".join(f"s{s}" for s in seeds)
+    head = ["learning rate", "characters a step", "steps", f"highest AUC ({each})",
+            f"AUC ({each})" if brief else f"final AUC ({each})", "accuracy", f"flagged, logit > 0 ({each})",
+            f"spread ({each})", "state", "generator"]
+    shown = [h for h in head if not (brief and h.startswith(("highest AUC", "flagged")))]
     lines = ["| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
-    for r in grid["runs"]:
-        f = r["final"]
-        state = "collapsed" if f["spread"] < COLLAPSED_SPREAD else "learning" if f["auc"] >= 0.6 else "near chance"
-        cells = dict(zip(head, (f"{r['lr']:g}", f"{r['batch']:,}", f"{r['steps']:,}", f"{max(r['curve']['val_auc']):.3f}",
-                                f"{r['curve']['val_auc'][-1]:.3f}", f"{f['accuracy']:.1%}", f"{f['replaced_recall']:.1%}",
-                                f"{f['spread']:.2g}", state, f"{f['generator_accuracy']:.1%}")))
+    for (lr, batch), runs in grid_cells(grid).items():
+        finals = [r["final"] for r in runs]
+        cells = dict(zip(head, (
+            f"{lr:g}", f"{batch:,}", _span([r["steps"] for r in runs], ","),
+            "/".join(f"{max(r['curve']['val_auc']):.3f}" for r in runs),
+            "/".join(f"{r['curve']['val_auc'][-1]:.3f}" for r in runs), _span([f["accuracy"] for f in finals], ".1%"),
+            "/".join(f"{f['replaced_recall']:.1%}" for f in finals), "/".join(f"{f['spread']:.2g}" for f in finals),
+            _states(runs), _span([f["generator_accuracy"] for f in finals], ".1%"))))
         lines.append("| " + " | ".join(cells[h] for h in shown) + " |")
     return "\n".join(lines)
+
+
+def grid_findings(grid: dict) -> str:
+    """What notebook 15's section 4 says of its grid, printed from the runs so that the words follow the numbers:
+    which cells collapsed in how many seeds, the highest final AUC of any run (0.6 is where "learning" starts), the
+    range of the accuracy, and the mean final AUC of every cell over its seeds."""
+    cells = grid_cells(grid)
+    seeds = sorted({r["seed"] for r in grid["runs"]})
+    out = [f"{len(cells)} cells x {len(seeds)} seeds ({', '.join(map(str, seeds))}), every run "
+           f"{grid['settings']['characters']:,} training characters:"]
+    for (lr, batch), runs in cells.items():
+        down = sum(grid_state(r) == "collapsed" for r in runs)
+        out.append(f"  lr {lr:g}, {batch:,} a step: collapsed in {down} of {len(runs)} seeds; final AUC mean "
+                   f"{sum(r['final']['auc'] for r in runs) / len(runs):.3f}")
+    best = max(grid["runs"], key=lambda r: r["final"]["auc"])
+    out.append(f"highest final AUC of any run: {best['final']['auc']:.3f} (lr {best['lr']:g}, {best['batch']:,} a step, "
+               f"seed {best['seed']}); runs learning (final AUC 0.6 or more): "
+               f"{sum(grid_state(r) == 'learning' for r in grid['runs'])} of {len(grid['runs'])}")
+    out.append(f"accuracy: {_span([r['final']['accuracy'] for r in grid['runs']], '.1%')} in every run, collapsed or not")
+    return "\n".join(out)
 
 
 def _finetune_summary(result: dict) -> dict:

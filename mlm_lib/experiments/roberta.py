@@ -5,7 +5,7 @@
     python -m mlm_lib.experiments.roberta rate    --out mlm_lib/course/assets/results/roberta_rate.json
     python -m mlm_lib.experiments.roberta nsp --preset smoke --out /tmp/nsp.json   # seconds: what the tests run
 
-* nsp (RoBERTa Table 2, BERT Table 5): MLM + NSP on sentence pairs against MLM alone on single segments of
+* nsp (RoBERTa Table 2, BERT Table 5): MLM + NSP on sentence pairs against MLM alone on single windows of
   the same length (like RoBERTa's DOC-SENTENCES, but cut at fixed lengths, not at sentence ends), and MLM + SOP (ALBERT's sentence order); same steps, same batch
   of max_len-long rows. Held-out masked loss on both kinds of input, and NSP / SOP accuracy.
 * masking (RoBERTa Table 1): static masks (drawn once per example, in 1 copy or 3 copies, so that each mask is
@@ -78,7 +78,7 @@ def prepare(settings: dict, corpus=None):
 
 
 def held_out_sets(tokenizer, val_docs, settings: dict) -> dict:
-    """The same held-out examples for every run: pairs (NSP), swapped pairs (SOP) and single segments."""
+    """The same held-out examples for every run: pairs (NSP), swapped pairs (SOP) and single windows."""
     out = {}
     for name, options in (("pairs", dict(nsp=True)), ("sop_pairs", dict(nsp=False, sop=True)),
                           ("segments", dict(nsp=False))):

@@ -310,6 +310,14 @@ def check_speaker_names(fn) -> None:
             raise ExerciseError(f"In {text!r} the speakers are {sorted(want)}, you found {sorted(got)}: a name of two "
                                 "capitals counts too (two or more).")
         if got and got < want:
-            raise ExerciseError("Look at every colon, not only the first: a pair holds several speeches.")
+            missed = sorted(want - got)
+            if all(text.startswith(f"{name} :") for name in missed):  # e.g. a pattern that wants a space before the name
+                raise ExerciseError(f"In {text!r} you found {sorted(got)} but not {missed}, the name the text starts "
+                                    "with: nothing stands before it, not even a space.")
+            first = min(want, key=lambda name: text.find(f"{name} :"))
+            if got == {first}:
+                raise ExerciseError("Look at every colon, not only the first: a pair holds several speeches.")
+            raise ExerciseError(f"In {text!r} the speakers are {sorted(want)}; you missed {missed}: look at what "
+                                "stands right before and after each of them.")
         raise ExerciseError(f"In {text!r} the speakers are {sorted(want)}, you found {sorted(got)}.")
     _ok("Names before ' :' — a rule that reads no word of the speeches themselves.")
