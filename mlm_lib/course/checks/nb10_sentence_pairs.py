@@ -206,7 +206,7 @@ def check_truncate(fn) -> None:
         got = _call(fn, given_a, given_b, max_tokens, given_fronts,
                     hint=lambda err, case=(a, b, max_tokens, fronts): _truncate_hint(err, fn, case))
         if not isinstance(got, (tuple, list)) or len(got) != 2:
-            raise ExerciseError("Return the two trimmed segments: (a, b).")
+            raise ExerciseError("Return the two trimmed lists: (a, b).")
         not_lists |= {type(g).__name__ for g in got if not isinstance(g, list)}
         answers.append(((a, b, max_tokens, fronts), (_as_list(got[0], "a"), _as_list(got[1], "b")),
                         (given_a, given_b, given_fronts)))
@@ -217,7 +217,7 @@ def check_truncate(fn) -> None:
                 raise ExerciseError(hint)
         if all(got == _truncate(*case)[::-1] for case, got, _ in answers):
             raise ExerciseError("Your trimming is right, but the two come back in the wrong order: return (a, b), "
-                                "segment A first.")
+                                "A first.")
         (a, b, max_tokens, fronts), (got_a, got_b) = wrong[0]
         want_a, want_b = _truncate(a, b, max_tokens, fronts)
         if len(got_a) + len(got_b) != max_tokens and len(a) + len(b) > max_tokens:
@@ -240,14 +240,14 @@ def check_truncate(fn) -> None:
         if (given_a, given_b) != (a, b):
             changed = "; ".join(f"{name}={was} became {now}" for name, was, now in (("A", a, given_a), ("B", b, given_b))
                                 if was != now)  # only the lists it changed
-            raise ExerciseError(f"The trimmed segments are right, but your function changed the lists it was given "
-                                f"({changed}). The pairs code uses its segments "
+            raise ExerciseError(f"The trimmed lists are right, but your function changed the lists it was given "
+                                f"({changed}). The pairs code uses the same token lists "
                                 "again for later pairs: trim copies, and leave the caller's lists as they were.")
         if given_fronts != fronts:
-            raise ExerciseError(f"The trimmed segments are right, but your function changed the list fronts it was "
+            raise ExerciseError(f"The trimmed lists are right, but your function changed the list fronts it was "
                                 f"given ({fronts} became {given_fronts}): read its values without removing them, "
                                 "as the caller may read the same draws again.")
-    _ok("The longer side loses tokens at random ends, so no segment keeps only its start or only its end.")
+    _ok("The longer side loses tokens at random ends, so neither half keeps only its start or only its end.")
 
 
 def check_speaker_names(fn) -> None:
