@@ -243,16 +243,19 @@ def electra_grid_table(grid: dict, brief: bool = False) -> str:
 
 def grid_findings(grid: dict) -> str:
     """What notebook 15's section 4 says of its grid, printed from the runs so that the words follow the numbers:
-    which cells collapsed in how many seeds, the highest final AUC of any run (0.6 is where "learning" starts), the
-    range of the accuracy, and the mean final AUC of every cell over its seeds."""
+    which cells ended collapsed in how many seeds (and in how many the spread was under the line at some evaluation),
+    the mean final AUC of every cell over its seeds, the highest final AUC of any run (0.6 is where "learning"
+    starts), and the range of the accuracy."""
     cells = grid_cells(grid)
     seeds = sorted({r["seed"] for r in grid["runs"]})
     out = [f"{len(cells)} cells x {len(seeds)} seeds ({', '.join(map(str, seeds))}), every run "
-           f"{grid['settings']['characters']:,} training characters:"]
+           f"{grid['settings']['characters']:,} training characters; seeds collapsed (spread under "
+           f"{COLLAPSED_SPREAD:g}):"]
     for (lr, batch), runs in cells.items():
         down = sum(grid_state(r) == "collapsed" for r in runs)
-        out.append(f"  lr {lr:g}, {batch:,} a step: collapsed in {down} of {len(runs)} seeds; final AUC mean "
-                   f"{sum(r['final']['auc'] for r in runs) / len(runs):.3f}")
+        dipped = sum(min(r["curve"]["val_spread"]) < COLLAPSED_SPREAD for r in runs)
+        out.append(f"  lr {lr:g}, {batch:,} a step: collapsed at the end {down} of {len(runs)}, at some evaluation "
+                   f"{dipped} of {len(runs)}; mean final AUC {sum(r['final']['auc'] for r in runs) / len(runs):.3f}")
     best = max(grid["runs"], key=lambda r: r["final"]["auc"])
     out.append(f"highest final AUC of any run: {best['final']['auc']:.3f} (lr {best['lr']:g}, {best['batch']:,} a step, "
                f"seed {best['seed']}); runs learning (final AUC 0.6 or more): "
