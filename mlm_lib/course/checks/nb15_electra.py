@@ -34,11 +34,13 @@ def check_gumbel_max(fn) -> None:
         raise ExerciseError("Two calls with the same `noise` gave different samples: your function draws its own "
                             "randomness (torch.multinomial, torch.rand...). The sample must come from `noise` alone.")
     if got.shape == (*expected.shape, 1):
-        raise ExerciseError(f"One id per row: expected shape {tuple(expected.shape)}, got {tuple(got.shape)}: a "
+        raise ExerciseError(f"One id per row: on the check's {len(logits)} rows of logits, expected shape "
+                            f"{tuple(expected.shape)}, got {tuple(got.shape)}: a "
                             "dimension of size 1 was kept at the end (keepdim=True keeps it, the vocabulary's, in argmax): "
                             "drop it.")
     if got.shape != expected.shape:
-        raise ExerciseError(f"One id per row: expected shape {tuple(expected.shape)}, got {tuple(got.shape)} "
+        raise ExerciseError(f"One id per row: on the check's {len(logits)} rows of logits, expected shape "
+                            f"{tuple(expected.shape)}, got {tuple(got.shape)} "
                             "(take the argmax over the last dimension, the vocabulary).")
     if got.is_floating_point():
         raise ExerciseError(f"Return token ids (whole numbers), not {got.dtype}: the argmax's indices, not its values.")
@@ -160,7 +162,7 @@ def check_rtd_loss(fn) -> None:
     chosen = replaced.bool() | ~replaced.bool()
     if math.isclose(got.item(), losses[replaced.bool() & mask.bool()].mean().item(), rel_tol=1e-5):
         raise ExerciseError("Only the replaced positions were scored: the discriminator is judged at every position "
-                            f"({int(chosen.sum())} here, less the padding), the originals included.")
+                            f"({int(chosen.sum())} in the check's small batch, less the padding), the originals included.")
     clamped = F.binary_cross_entropy(logits.clamp(1e-6, 1 - 1e-6), replaced.float(), reduction="none")
     if math.isclose(got.item(), ((clamped * mask).sum() / mask.sum()).item(), rel_tol=1e-4):
         raise ExerciseError("F.binary_cross_entropy reads probabilities, and these are logits (any real number): "
