@@ -213,49 +213,54 @@ def _span(values, form: str) -> str:
 
 def electra_grid_table(grid: dict, brief: bool = False) -> str:
     """Markdown: notebook 15's grid, one row per learning rate and characters a step, at one budget of training
-    characters, each figure given seed by seed (s0/s1/...): steps, the discriminator's highest AUC over its
-    evaluations (the notebook plots them all) and its final one, and at the end its accuracy (lowest–highest over
-    seeds), recall on the replaced positions, and hidden-state spread across positions (`electra.hidden_spread`;
-    below `electra.COLLAPSED_SPREAD`, 0.01: collapsed), the states over the seeds (`grid_state`), and the generator's
-    accuracy on its blanks (lowest–highest).
+    characters. The full table (docs/results-part5.md) gives each figure seed by seed (s0/s1/...): steps, the
+    discriminator's highest AUC over its evaluations (the notebook plots them all) and its final one, and at the end
+    its accuracy (lowest–highest over seeds), recall on the replaced positions, and hidden-state spread across
+    positions (`electra.hidden_spread`; below `electra.COLLAPSED_SPREAD`, 0.01: collapsed), the states over the seeds
+    (`grid_state`), and the generator's accuracy on its blanks (lowest–highest).
 
-    `brief` (the notebook's table) keeps the figures its section reads: the final AUC only, no recall at logit > 0
-    (a second way of counting what a discriminator catches, which section 6 would have to tell apart from its own);
-    docs/results-part5.md gives the full table."""
+    `brief` (the notebook's table) keeps what its section reads: the final AUC as the mean of the seeds, each seed's
+    spread, how many seeds ended collapsed, the accuracy and the generator's."""
     seeds = sorted({r["seed"] for r in grid["runs"]})
     each = "/".join(f"s{s}" for s in seeds)
-    head = ["learning rate", "characters a step", "steps", f"highest AUC ({each})",
-            f"AUC ({each})" if brief else f"final AUC ({each})", "accuracy", f"flagged, logit > 0 ({each})",
-            f"spread ({each})", "state", "generator"]
-    shown = [h for h in head if not (brief and h.startswith(("highest AUC", "flagged")))]
-    lines = ["| " + " | ".join(shown) + " |", "|" + "---|" * len(shown)]
+    if brief:
+        head = ["learning rate", "characters a step", "steps", "final AUC, mean of the seeds", f"spread ({each})",
+                "collapsed", "accuracy", "generator"]
+    else:
+        head = ["learning rate", "characters a step", "steps", f"highest AUC ({each})", f"final AUC ({each})",
+                "accuracy", f"flagged, logit > 0 ({each})", f"spread ({each})", "state", "generator"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for (lr, batch), runs in grid_cells(grid).items():
         finals = [r["final"] for r in runs]
-        cells = dict(zip(head, (
-            f"{lr:g}", f"{batch:,}", _span([r["steps"] for r in runs], ","),
-            "/".join(f"{max(r['curve']['val_auc']):.3f}" for r in runs),
-            "/".join(f"{r['curve']['val_auc'][-1]:.3f}" for r in runs), _span([f["accuracy"] for f in finals], ".1%"),
-            "/".join(f"{f['replaced_recall']:.1%}" for f in finals), "/".join(f"{f['spread']:.2g}" for f in finals),
-            _states(runs), _span([f["generator_accuracy"] for f in finals], ".1%"))))
-        lines.append("| " + " | ".join(cells[h] for h in shown) + " |")
+        spread = "/".join(f"{f['spread']:.2g}" for f in finals)
+        accuracy, generator = (_span([f[k] for f in finals], ".1%") for k in ("accuracy", "generator_accuracy"))
+        if brief:
+            down = sum(grid_state(r) == "collapsed" for r in runs)
+            cells = (f"{lr:g}", f"{batch:,}", _span([r["steps"] for r in runs], ","),
+                     f"{sum(f['auc'] for f in finals) / len(finals):.3f}", spread, f"{down} of {len(runs)}", accuracy,
+                     generator)
+        else:
+            cells = (f"{lr:g}", f"{batch:,}", _span([r["steps"] for r in runs], ","),
+                     "/".join(f"{max(r['curve']['val_auc']):.3f}" for r in runs),
+                     "/".join(f"{r['curve']['val_auc'][-1]:.3f}" for r in runs), accuracy,
+                     "/".join(f"{f['replaced_recall']:.1%}" for f in finals), spread, _states(runs), generator)
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
 def grid_findings(grid: dict) -> str:
     """What notebook 15's section 4 says of its grid, printed from the runs so that the words follow the numbers:
-    which cells ended collapsed in how many seeds (and in how many the spread was under the line at some evaluation),
-    the mean final AUC of every cell over its seeds, the highest final AUC of any run (0.6 is where "learning"
-    starts), and the range of the accuracy."""
-    cells = grid_cells(grid)
+    per learning rate, how many runs ended collapsed and how many were under the line at some evaluation; the
+    highest final AUC of any run (0.6 is where "learning" starts); and the range of the accuracy."""
     seeds = sorted({r["seed"] for r in grid["runs"]})
-    out = [f"{len(cells)} cells x {len(seeds)} seeds ({', '.join(map(str, seeds))}), every run "
-           f"{grid['settings']['characters']:,} training characters; seeds collapsed (spread under "
-           f"{COLLAPSED_SPREAD:g}):"]
-    for (lr, batch), runs in cells.items():
+    out = [f"{len(grid['runs'])} runs ({len(seeds)} seeds a cell), each {grid['settings']['characters']:,} training "
+           f"characters; collapsed: spread under {COLLAPSED_SPREAD:g}"]
+    for lr in dict.fromkeys(r["lr"] for r in grid["runs"]):
+        runs = [r for r in grid["runs"] if r["lr"] == lr]
         down = sum(grid_state(r) == "collapsed" for r in runs)
         dipped = sum(min(r["curve"]["val_spread"]) < COLLAPSED_SPREAD for r in runs)
-        out.append(f"  lr {lr:g}, {batch:,} a step: collapsed at the end {down} of {len(runs)}, at some evaluation "
-                   f"{dipped} of {len(runs)}; mean final AUC {sum(r['final']['auc'] for r in runs) / len(runs):.3f}")
+        out.append(f"  lr {lr:g}: {down} of {len(runs)} runs ended collapsed; {dipped} of {len(runs)} were collapsed "
+                   "at some evaluation")
     best = max(grid["runs"], key=lambda r: r["final"]["auc"])
     out.append(f"highest final AUC of any run: {best['final']['auc']:.3f} (lr {best['lr']:g}, {best['batch']:,} a step, "
                f"seed {best['seed']}); runs learning (final AUC 0.6 or more): "
