@@ -132,7 +132,8 @@ def check_rtd_loss(fn) -> None:
     expected = (losses * mask).sum() / mask.sum()
     got = _tensor(_call(fn, logits.clone().requires_grad_(True), replaced, mask, hint=_rtd_hint), "the loss")
     if got.numel() != 1:
-        raise ExerciseError(f"Return one number, the mean, not a tensor of shape {tuple(got.shape)}.")
+        raise ExerciseError(f"Return one number, the mean, as a tensor of shape () (what .mean() gives), not a "
+                            f"tensor of shape {tuple(got.shape)}.")
     if got.is_floating_point():
         _carries_gradient(got)
     got = got.detach().float().reshape(())
