@@ -55,7 +55,7 @@ def check_gumbel_max(fn) -> None:
             none = _call(fn, torch.zeros(0, 9), torch.rand(0, 9, generator=g).clamp(1e-6, 1 - 1e-6))
         except ExerciseError as err:
             raise ExerciseError(f"With no position to sample (logits of shape (0, 9)) your function failed: {err} "
-                                "Return an empty tensor of ids, shape (0,), as argmax does.") from None
+                                "\nReturn an empty tensor of ids, shape (0,), as argmax does.") from None
         none = _tensor(none, "the samples")
         if none.shape != (0,) or none.is_floating_point():
             raise ExerciseError(f"With no position to sample (logits of shape (0, 9)) expected an empty tensor of ids, "
