@@ -1549,6 +1549,9 @@ WRONG_ANSWERS = [
     (checks.check_pair_row, lambda a, b, n, c, s, p: (b[-1], _pair_row_answer(a, b, n, c, s, p))[1], "IndexError"),
     # 10 (learner review, 2026-11-28): a space required before the name misses the name the text starts with
     (checks.check_speaker_names, lambda text: set(re.findall(r"\s([A-Z]{2,}) :", text)), "the name the text starts with"),
+    # 15 (learner review, 2026-11-28): a branch for "no padding" that returns 0, told apart from a sigmoid-first loss
+    (checks.check_rtd_loss, lambda lg, r, m: (lambda l: l[m.bool()].mean() if (~m.bool()).any() else l.mean() * 0)(
+        F.binary_cross_entropy_with_logits(lg, r.float(), reduction="none")), "no position is padding"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -138,11 +138,26 @@ def check_rtd_loss(fn) -> None:
         _carries_gradient(got)
     got = got.detach().float().reshape(())
     if math.isclose(got.item(), expected.item(), rel_tol=1e-5, abs_tol=1e-6):
+        # the same batch with no padding at all: an answer may take another branch there
+        plain = _tensor(_call(fn, logits.clone(), replaced, torch.ones_like(mask), hint=_rtd_hint),
+                        "the loss").detach().float().reshape(-1)
+        if plain.numel() != 1 or not math.isclose(plain[0].item(), losses.mean().item(), rel_tol=1e-5, abs_tol=1e-6):
+            raise ExerciseError(f"Right on the check's first batch, which has padding, but on the same batch with none "
+                                f"(attention_mask all 1) your loss is "
+                                f"{f'{plain[0].item():.4f}' if plain.numel() == 1 else tuple(plain.shape)} where it "
+                                f"should be {losses.mean().item():.4f}: look at what your function does when no "
+                                "position is padding.")
         # a discriminator that is sure of itself: logits far from 0, right and wrong
         sure = torch.tensor([[40.0, -40.0, 3.0, -25.0, 90.0]])
         truth = torch.tensor([[0, 1, 1, 0, 1]])
         want = F.binary_cross_entropy_with_logits(sure, truth.float())
         said = _tensor(_call(fn, sure, truth, torch.ones_like(truth), hint=_rtd_hint), "the loss").float().reshape(-1)
+        via_probabilities = F.binary_cross_entropy(torch.sigmoid(sure), truth.float())  # log clamped at -100
+        if said.numel() == 1 and not math.isclose(said[0].item(), want.item(), rel_tol=1e-4) and math.isfinite(
+                said[0].item()) and not math.isclose(said[0].item(), via_probabilities.item(), rel_tol=1e-3):
+            raise ExerciseError(f"Right on the check's first batch, but with confident logits (40, -40, 90) your loss "
+                                f"is {said[0].item():.2f} where it should be {want.item():.2f}: check your formula "
+                                "for logits far from 0.")
         if said.numel() != 1 or not math.isclose(said[0].item(), want.item(), rel_tol=1e-4):
             raise ExerciseError(f"Right on the check's first batch, but with confident logits (40, -40, 90) your loss "
                                 f"is {f'{said[0].item():.2f}' if said.numel() else said} where it should be {want.item():.2f}: "
