@@ -1552,6 +1552,9 @@ WRONG_ANSWERS = [
     # 15 (learner review, 2026-11-28): a branch for "no padding" that returns 0, told apart from a sigmoid-first loss
     (checks.check_rtd_loss, lambda lg, r, m: (lambda l: l[m.bool()].mean() if (~m.bool()).any() else l.mean() * 0)(
         F.binary_cross_entropy_with_logits(lg, r.float(), reduction="none")), "no position is padding"),
+    # 11 (learner review, 2026-11-28): verse and prose labels swapped, named as such
+    (checks.check_verse_or_prose, lambda speech: (lambda v: None if v is None else 1 - v)(_verse_or_prose(speech)),
+     "the other way round from yours"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

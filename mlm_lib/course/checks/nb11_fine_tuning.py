@@ -51,6 +51,19 @@ def _speech_hint(err):
     return None
 
 
+def _labels_swapped(fn) -> bool:
+    """Whether `fn` gives every speech of the check the other label (None where None is due)."""
+    for speech in _SPEECHES + _EDGES:
+        want = verse_or_prose(speech)
+        try:
+            got = _call(fn, speech)
+        except ExerciseError:
+            return False
+        if got != (None if want is None else 1 - want) or isinstance(got, bool):
+            return False
+    return True
+
+
 def check_verse_or_prose(fn) -> None:
     """fn(speech) -> VERSE (0), PROSE (1) or None, by the capitals rule of notebook 11, §1."""
     for speech in _SPEECHES + _EDGES:
@@ -75,6 +88,10 @@ def check_verse_or_prose(fn) -> None:
         if got not in (VERSE, PROSE, None) or isinstance(got, float):
             raise ExerciseError(f"Return 0 (verse), 1 (prose) or None, the labels the model learns; for {speech!r} "
                                 f"you returned {got!r}.")
+        if want is not None and got == 1 - want and _labels_swapped(fn):
+            raise ExerciseError(f"{speech!r} should be {'VERSE (0)' if want == VERSE else 'PROSE (1)'}, got {got!r}, "
+                                "and every speech of the check came back with the other label: verse is 0 and prose "
+                                "1, the other way round from yours.")
         lines = speech.splitlines()
         if "\n  \n" in speech and verse_or_prose(speech.replace("\n  \n", "\nX\n", 1)) == got:
             raise ExerciseError(f"For {speech!r} your function counted the line of spaces as a line of the speech: a "
