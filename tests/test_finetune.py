@@ -8,7 +8,7 @@ import torch
 
 from mlm_lib import (BertConfig, BertForMLM, BertForPreTraining, BertForSequenceClassification, NgramNaiveBayes,
                      fine_tune, from_hf, load_checkpoint, save_checkpoint, to_hf)
-from mlm_lib.course.results import finetune_sweep_table, finetune_table
+from mlm_lib.course.results import finetune_sweep_table, finetune_table, sweep_means
 from mlm_lib.finetune import (LABEL_NAMES, LEARNING_RATES, METHODS, PROSE, VERSE, classify, encode_examples, encode_texts, evaluate_classifier,
                               label_budget, labelled_speeches, task_splits, verse_or_prose)
 from mlm_lib.pairs import load_documents
@@ -272,12 +272,7 @@ def test_the_rates_hold_on_the_model_the_curve_fine_tunes():
     assert chose["model"].endswith("/shakespeare-char.pt") and again["model"] == curve["model"]
     assert again["model"].endswith("/shakespeare-char-64.pt") and again["machine"]["cpu"]
     assert again["learning_rates"] == chose["learning_rates"] and again["settings"]["steps"] == chose["settings"]["steps"]
-    gaps = {}
-    for method, rates in again["learning_rates"].items():
-        mean = {lr: [r["validation"]["accuracy"] for r in again["runs"] if r["method"] == method and r["lr"] == lr]
-                for lr in rates}
-        mean = {lr: sum(v) / len(v) for lr, v in mean.items()}
-        gaps[method] = max(mean.values()) - mean[LEARNING_RATES[method]]
+    gaps = {method: max(mean.values()) - mean[LEARNING_RATES[method]] for method, mean in sweep_means(again).items()}
     assert all(gap < 0.005 for gap in gaps.values()), gaps
     assert sum(gap < 1e-9 for gap in gaps.values()) == 3, gaps  # the best or tied (float sums of equal shares)
     assert finetune_sweep_table(again) in (ROOT / "mlm_lib/course/assets/results/README.md").read_text()

@@ -75,7 +75,7 @@ TOGETHER: dict[str, tuple[str, ...]] = {
     "roberta_nsp": ('roberta_nsp', 'roberta_nsp-s2'),
     "roberta_masking": ('roberta_masking', 'roberta_masking-s2'),
     "roberta_rate": ('roberta_rate', 'roberta_rate-s2'),
-    "electra-grid": ('electra-grid', 'electra-grid-s1', 'electra-grid-s2'),  # one process a seed, side by side
+    "electra-grid": ('electra-grid', 'electra-grid-s1', 'electra-grid-s2'),  # one file a seed (electra_grid --seed N)
 }
 
 

@@ -97,17 +97,30 @@ def finetune_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def sweep_means(result: dict) -> dict:
+    """A learning-rate sweep's (finetune_lr*.json) mean validation accuracy over its budgets:
+    {learner: {rate: mean}}, the learners and rates in the file's order (notebook 11, section 4)."""
+    means: dict = {}
+    for method, rates in result["learning_rates"].items():
+        for lr in rates:
+            each = [r["validation"]["accuracy"] for r in result["runs"] if r["method"] == method and r["lr"] == lr]
+            if each:
+                means.setdefault(method, {})[lr] = sum(each) / len(each)
+    return means
+
+
 def finetune_sweep_table(result: dict) -> str:
     """The learning-rate experiment as Markdown: mean validation accuracy (over its budgets) per learner and rate;
     the chosen rate in bold."""
     rates = sorted({r["lr"] for r in result["runs"]})
+    means = sweep_means(result)
     lines = ["| learner | " + " | ".join(f"{lr:g}" for lr in rates) + " |", "|" + "---|" * (len(rates) + 1)]
     for method in result["learning_rates"]:
         cells = []
         for lr in rates:
-            each = [r["validation"]["accuracy"] for r in result["runs"] if r["method"] == method and r["lr"] == lr]
-            cell = f"{sum(each) / len(each):.1%}" if each else ""
-            cells.append(f"**{cell}**" if each and LEARNING_RATES[method] == lr else cell)
+            mean = means.get(method, {}).get(lr)
+            cell = "" if mean is None else f"{mean:.1%}"
+            cells.append(f"**{cell}**" if mean is not None and LEARNING_RATES[method] == lr else cell)
         lines.append(f"| {method} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
