@@ -276,3 +276,22 @@ def test_the_rates_hold_on_the_model_the_curve_fine_tunes():
     assert all(gap < 0.005 for gap in gaps.values()), gaps
     assert sum(gap < 1e-9 for gap in gaps.values()) == 3, gaps  # the best or tied (float sums of equal shares)
     assert finetune_sweep_table(again) in (ROOT / "mlm_lib/course/assets/results/README.md").read_text()
+
+
+def test_notebook_11_reads_the_rules_line_from_the_verdicts():
+    """Section 4 explains why 1,000 labels and all 9,340 get different words for nearly equal leads: the numbers it
+    quotes (each interval's lower end, the smallest per-seed gap) are the verdicts' own."""
+    import json
+
+    from mlm_lib.course.comparisons import COMPARISONS
+
+    nb = json.loads((ROOT / "notebooks/part3_why_pretrain/11_fine_tuning.ipynb").read_text())
+    text = " ".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown").replace("\n", " ")
+    text = " ".join(text.split())
+    some = COMPARISONS["pretrained (mean) against scratch, 1,000 labels"].verdict()
+    every = COMPARISONS["pretrained (mean) against scratch, all 9,340 labels"].verdict()
+    assert (some.word, every.word) == ("ahead", "within noise") and all(d > 0 for d in some.differences + every.differences)
+    assert f"the lead of {some.mean_difference * 100:.1f} points is **ahead** (its 90% interval starts at " \
+           f"{some.interval[0] * 100:+.2f})" in text
+    assert f"the interval starts at {every.interval[0] * 100:.2f}, because one seed's gap is only " \
+           f"{min(every.differences) * 100:.1f} points" in text

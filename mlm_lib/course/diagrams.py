@@ -1003,7 +1003,7 @@ def electra_diagram(tokens, shown_to_generator, sampled, selected, replaced, sco
     replaced = [bool(r) for r in replaced][:n]
     probs = [float(p) for p in scores][:n]
     w = min(0.36, 9.0 / n)
-    fig, ax = _canvas(2.4 + w * n + 0.2, 4.5)
+    fig, ax = _canvas(2.4 + w * n + 0.2, 4.8)
     x0 = 2.4
     _cells(ax, x0, 3.45, tokens, w=w, label="original", size=9)
     _cells(ax, x0, 2.85, shown_to_generator, w=w, label="generator sees", size=9,
@@ -1025,9 +1025,9 @@ def electra_diagram(tokens, shown_to_generator, sampled, selected, replaced, sco
     k = sum(selected)
     same = sum(1 for s, r in zip(selected, replaced) if s and not r)
     where = f"the first {n} of the window's {total} positions" if total > n else f"{n} positions"
-    whole = f"; in the whole window, {in_window[0]} sampled and {in_window[1]} replaced" if total > n else ""
-    ax.text(0.15, 4.15, f"{where}: {k} sampled, {k - same} really replaced (red), {same} sampled back to the "
-            f"original{whole}", fontsize=10, fontweight="bold")
+    whole = f"\nin the whole window, {in_window[0]} sampled and {in_window[1]} replaced" if total > n else ""
+    ax.text(0.15, 4.05, f"{where}: {k} sampled, {k - same} really replaced (red), {same} sampled back to the "
+            f"original{whole}", fontsize=10, fontweight="bold", va="bottom", linespacing=1.4)
     ax.text(0.15, 0.12, "the discriminator is scored at every position; the generator only at the selected ones. "
             "A bar's colour is the truth (red: really replaced), its height the prediction",
             fontsize=8.5, color="#555555")

@@ -188,7 +188,7 @@ def electra_pretraining_table(result: dict) -> str:
         if "auc" in f:
             figures = (f"AUC {f['auc']:.3f}; finds {f['replaced_recall_at_share']:.1%} of the replaced positions "
                        f"(chance: {f['replaced']:.1%}); generator {f['generator_accuracy']:.1%}; "
-                       f"spread {f['spread']:.2g}")
+                       f"spread {f['spread']:.3g}")
         else:
             figures = f"masked accuracy {f['accuracy']:.1%} (loss {f['loss']:.3f})"
         lines.append(f"| {r['objective']} | {r['seed']} | {r['steps']:,} | {r['tokens_per_batch']:,} | {figures} |")
