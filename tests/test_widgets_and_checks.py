@@ -1555,6 +1555,10 @@ WRONG_ANSWERS = [
     # 11 (learner review, 2026-11-28): verse and prose labels swapped, named as such
     (checks.check_verse_or_prose, lambda speech: (lambda v: None if v is None else 1 - v)(_verse_or_prose(speech)),
      "the other way round from yours"),
+    # 15 (learner review, 2026-11-28): the right ids cast to float were told "indices, not its values"; the values
+    # themselves still get that hint
+    (checks.check_gumbel_max, lambda lg, u: (lg - torch.log(-torch.log(u))).argmax(-1).float(), "The right ids, but as"),
+    (checks.check_gumbel_max, lambda lg, u: (lg - torch.log(-torch.log(u))).max(-1).values, "indices, not its values"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

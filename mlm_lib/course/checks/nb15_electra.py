@@ -43,6 +43,9 @@ def check_gumbel_max(fn) -> None:
                             f"{tuple(expected.shape)}, got {tuple(got.shape)} "
                             "(take the argmax over the last dimension, the vocabulary).")
     if got.is_floating_point():
+        if torch.equal(got, expected.to(got.dtype)):  # the right ids, cast: .float() or arithmetic on them
+            raise ExerciseError(f"The right ids, but as {got.dtype}: token ids are whole numbers (torch.long, what "
+                                "argmax returns); leave out the cast (.float()) or the arithmetic that made them floats.")
         raise ExerciseError(f"Return token ids (whole numbers), not {got.dtype}: the argmax's indices, not its values.")
     if torch.equal(got, expected):
         rows = torch.tensor([[0.0, 1.0, 2.0]]).expand(30000, 3)
