@@ -1084,6 +1084,7 @@ WRONG_ANSWERS = [
                                                      else c for i, c in enumerate(t)), "one place to the left"),
     (checks.check_blank_positions, lambda text: [18, 35, 48, 60, 71, 82], "does not read its argument"),
     (checks.check_blank_positions, [18, 35, 48], "needs a function, and what you passed is a list"),
+    (checks.check_mean_pool, 42, "what you passed is an int, 42"),  # 11 (learner review, 2026-11-28): "a int"
     (checks.check_next_token_pair, lambda w: (w[:-1].float(), w[1:].float()), "own type"),
     (checks.check_next_token_loss, lambda lg, ids: F_.cross_entropy(lg[:, :-1].softmax(-1).reshape(-1, lg.size(-1)),
                                                                   ids[:, 1:].reshape(-1)), "normalised twice"),
