@@ -1560,6 +1560,10 @@ WRONG_ANSWERS = [
     # themselves still get that hint
     (checks.check_gumbel_max, lambda lg, u: (lg - torch.log(-torch.log(u))).argmax(-1).float(), "The right ids, but as"),
     (checks.check_gumbel_max, lambda lg, u: (lg - torch.log(-torch.log(u))).max(-1).values, "indices, not its values"),
+    # 11 (learner review, 2026-11-28): a boolean index pools the whole batch into one vector; it was told "average over
+    # dimension 1" as if it had used the wrong axis
+    (checks.check_mean_pool, lambda h, m: h[m.bool()].mean(0), "one vector for the whole batch"),
+    (checks.check_mean_pool, lambda h, m: (h * m[..., None]).sum((0, 1)) / m.sum(), "one vector for the whole batch"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

@@ -185,6 +185,11 @@ def check_mean_pool(fn) -> None:
         raise ExerciseError(f"One vector per row: expected shape {tuple(want.shape)}, got {tuple(got.shape)}: the "
                             "averaged axis is still there, with size 1 (keepdim=True on the sum of the vectors keeps "
                             "it). Only the count needs to keep it, so that it divides each row.")
+    if got.shape == want.shape[1:]:  # one vector for the whole batch: the rows were pooled together
+        raise ExerciseError(f"One vector per row: expected shape {tuple(want.shape)}, got {tuple(got.shape)}, one vector "
+                            "for the whole batch: the rows' positions were put together (a boolean index, "
+                            "hidden[mask], flattens the rows into one list of vectors; so does a mean over dimensions "
+                            "0 and 1). Keep the rows apart: sum and count over dimension 1 only.")
     if got.shape != want.shape:
         raise ExerciseError(f"One vector per row: expected shape {tuple(want.shape)}, got {tuple(got.shape)}. Average "
                             "over the positions (dimension 1).")
