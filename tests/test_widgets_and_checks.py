@@ -1052,8 +1052,8 @@ WRONG_ANSWERS = [
     (checks.check_blank_positions, lambda text: [i for i, c in enumerate(text) if c in "_ "], "and more"),
     # a learner's review of 11 (2026-11-27): no blank-line guard, no empty-speech guard, True/False, a mask changed in
     # place, a numpy round trip
-    (checks.check_verse_or_prose, _vp_no_blank_guard, "blank line in it"),
-    (checks.check_verse_or_prose, _vp_no_empty_guard, "blank line in it"),
+    (checks.check_verse_or_prose, _vp_no_blank_guard, "blank line or no line at all"),
+    (checks.check_verse_or_prose, _vp_no_empty_guard, "blank line or no line at all"),
     (checks.check_verse_or_prose, lambda sp: None if _verse_or_prose(sp) is None else _verse_or_prose(sp) == 1,
      "True and False"),
     (checks.check_mean_pool, lambda h, m: (lambda mm: (h * mm).sum(1) / mm.sum(1))(m.unsqueeze_(-1)), "changed the attention_mask"),
@@ -1564,6 +1564,10 @@ WRONG_ANSWERS = [
     # dimension 1" as if it had used the wrong axis
     (checks.check_mean_pool, lambda h, m: h[m.bool()].mean(0), "one vector for the whole batch"),
     (checks.check_mean_pool, lambda h, m: (h * m[..., None]).sum((0, 1)) / m.sum(), "one vector for the whole batch"),
+    # 11 (learner review, 2026-11-28): an IndexError on a two-line speech was told to look for blank lines
+    (checks.check_verse_or_prose, lambda s: 1 if s.split("\n")[2][0].islower() else 0, "fewer lines than your function reads"),
+    # 11 (learner review, 2026-11-28): floor division was sent to the mask, the padding and the count
+    (checks.check_mean_pool, lambda h, m: (h * m[..., None]).sum(1) // m[..., None].sum(1), "floor division"),
     # 02 (learner review, 2026-11-27): labels shaped by len(ids), the number of windows in a batch
     (checks.check_make_labels, _labels_of_len_ids, "len\\(ids\\) counts windows"),
     (checks.check_share_std, lambda n, p: math.sqrt(p * (1 - p) * float(n.sum()) ** 2) / float(n.sum()),

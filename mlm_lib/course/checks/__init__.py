@@ -5,7 +5,7 @@ A check calls the learner's function on several inputs and compares with the lib
 answer raises `ExerciseError` with a hint aimed at the usual mistake; an unwritten one (still raising
 NotImplementedError, as in the student and nbgrader release copies) says so.
 """
-from ._common import ExerciseError
+from ._common import ExerciseError, show_exercise_errors
 from .nb00_overview import check_blank_positions, check_fill_in
 from .nb01_data_and_tokens import check_unigram_loss, check_make_windows
 from .nb02_masking import check_expected_counts, check_make_labels
@@ -23,6 +23,8 @@ from .nb13_mlm_vs_ltr import check_next_token_loss, check_next_token_pair
 from .nb14_speedrun import check_newton_schulz, check_takes_muon
 from .nb15_electra import check_gumbel_max, check_rtd_loss
 from .nb16_modern_encoder import check_geglu, check_rotate, turned_by
+
+show_exercise_errors()  # in a kernel, a failed check shows its message alone even before the setup cell has run
 
 __all__ = [
     "ExerciseError",

@@ -44,11 +44,17 @@ _EDGES = ["HAMLET:\nTo be\n\nOr not", "HAMLET:\n\nand so\nOr not", "HAMLET:\n  \
           "HAMLET: \nto be\nOr not\nAnd so", _INDENTED, ""]  # blank lines (spaces only too) are no lines; spaces are stripped
 
 
-def _speech_hint(err):
-    if isinstance(err, IndexError):
-        return ("the check also tries a speech with a blank line in it and an empty speech: a blank line has no first "
-                "character to test (skip it), and with no line left the answer is None.")
-    return None
+def _speech_hint(err, speech: str = ""):
+    """Advice for an IndexError, aimed at the speech that raised it: a blank line or nothing at all, or simply
+    fewer lines than the function reads."""
+    if not isinstance(err, IndexError):
+        return None
+    if not speech.strip() or any(not line.strip() for line in speech.strip().splitlines()):
+        return ("this speech has a blank line or no line at all: a blank line has no first character to test (skip "
+                "it), and with no line left the answer is None.")
+    return ("this speech has fewer lines than your function reads: once the speaker's line and the speech's first "
+            "line are skipped, no line may be left (then the answer is None). Look at how many lines are left before "
+            "reading one.")
 
 
 def _labels_swapped(fn) -> bool:
@@ -68,7 +74,7 @@ def check_verse_or_prose(fn) -> None:
     """fn(speech) -> VERSE (0), PROSE (1) or None, by the capitals rule of notebook 11, §1."""
     for speech in _SPEECHES + _EDGES:
         want = verse_or_prose(speech)
-        got = _call(fn, speech, hint=_speech_hint)
+        got = _call(fn, speech, hint=lambda err, speech=speech: _speech_hint(err, speech))
         if isinstance(got, torch.Tensor):
             got = got.item() if got.numel() == 1 else f"a tensor of shape {tuple(got.shape)}"
         if isinstance(got, bool):
@@ -238,5 +244,7 @@ def check_mean_pool(fn) -> None:
                             "the count of the whole batch.")
     if torch.allclose(got, (hidden * real).sum(1), atol=1e-5):
         raise ExerciseError("That is the sum over the real positions: divide each row by its number of real positions.")
+    if torch.allclose(got, torch.div((hidden * real).sum(1), real.sum(1), rounding_mode="floor"), atol=1e-5):
+        raise ExerciseError("Each mean was rounded down to a whole number: // is floor division. Divide with /.")
     raise ExerciseError("Not the mean of the real positions yet. Check in turn: which positions the mask marks as "
                         "real (1), that padding adds nothing to the sum, and that each row is divided by its own count.")
