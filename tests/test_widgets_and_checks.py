@@ -2615,3 +2615,24 @@ def test_linear_length_accepts_dividing_first_on_the_notebooks_schedules():
         checks.check_linear_length(lambda p, short, long, until, m: long if p >= until else max(
             short, min(long, int(short + (long - short) * (p / until)) // m * m)))
     assert "on every schedule of this notebook" in out.getvalue()
+
+
+def test_importing_the_checks_in_a_kernel_shows_a_failed_check_as_its_message(capsys):
+    """A learner who restarts the kernel and runs a check cell before the setup cell still sees the check's message
+    alone: importing mlm_lib.course.checks installs the same display as the setup cell does."""
+    import importlib
+
+    from IPython.core.interactiveshell import InteractiveShell
+
+    import mlm_lib.course.checks
+
+    shell = InteractiveShell.instance()
+    try:
+        importlib.reload(mlm_lib.course.checks)  # the import a check cell makes, now inside a kernel
+        shell.run_cell("from mlm_lib.course.checks import check_mean_pool\n"
+                       "check_mean_pool(lambda hidden, attention_mask: hidden.mean(1))")
+        out = capsys.readouterr().out
+        assert "padding included" in out and "Traceback" not in out and "nb11_fine_tuning.py" not in out
+    finally:
+        shell.set_custom_exc((), None)
+        InteractiveShell.clear_instance()
