@@ -298,7 +298,6 @@ def test_notebook_11_reads_the_rules_line_from_the_verdicts():
            f"{every.interval[0] * 100:.2f}, and" in text
 
 
-
 def test_notebook_11_section_3_claims_hold_on_the_shipped_runs():
     """Section 3 says the network from random weights reaches the lowest training loss of the three networks with
     200 labels (the shipped runs, which it prints); section 4 gives one validation accuracy's standard error on the

@@ -108,7 +108,8 @@ def _call(fn, *args, hint=None, seconds: float | None = None, what: str = "the c
     """
     if not callable(fn):
         shown, kind = repr(fn), type(fn).__name__
-        raise ExerciseError(f"The check needs a function, and what you passed is {'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise ExerciseError(f"The check needs a function, and what you passed is {article} {kind}"
                             + (f", {shown}" if len(shown) <= 60 else "") + ". Define the function with `def name(...):`, "
                             "let it return the answer, and pass the function itself (e.g. check(my_function)).")
     _graded[0] = fn
