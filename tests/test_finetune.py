@@ -230,9 +230,9 @@ def test_shipped_learning_curve_is_complete_reproducible_and_in_the_readmes(spli
     assert sorted((r["method"], str(r["budget"]), r["seed"]) for r in curve["runs"]) == sorted(
         (m, str(b), s) for m, b, s, _ in planned)
     assert curve["learning_rates"] == LEARNING_RATES
-    for method, rates in sweep["learning_rates"].items():  # each rate is the best on the validation plays
-        mean = {lr: sum(r["validation"]["accuracy"] for r in sweep["runs"] if r["method"] == method and r["lr"] == lr)
-                for lr in rates}
+    means = sweep_means(sweep)
+    assert set(means) == set(sweep["learning_rates"])
+    for method, mean in means.items():  # each rate is the best on the validation plays
         assert LEARNING_RATES[method] == max(mean, key=mean.get), method
     assert curve["splits"]["test"]["plays"] == splits["test"]["plays"]
     # the count model's runs are recomputed here exactly (no network: seconds)
